@@ -1,0 +1,78 @@
+"""The typer CLI: thin commands over the core (parse, call, print).
+
+Each area registers its commands from its own module; errors surface as one line on stderr and a
+non-zero exit, never a traceback (details go to ``<home>/logs/cli.log``).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import typer
+
+from agentctx import __version__
+from agentctx.cli.common import CliError
+
+app = typer.Typer(
+    name="agentctx",
+    help="A context layer for Claude Code: decisions, conventions and preferences, superseded "
+         "never silently wrong, injected on a hard token budget.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=True,
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agentctx {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                        help="Print the version and exit.")) -> None:
+    """agentctx keeps a structured model of what is being built, for Claude Code."""
+
+
+def _register() -> None:
+    from agentctx.cli import admin, records
+
+    records.register(app)
+    admin.register(app)
+
+
+def run_cli(argv: list[str] | None = None) -> None:
+    """Run the CLI; turn every expected error into one line and an exit code."""
+    from agentctx.config import ConfigError
+    from agentctx.store.errors import StoreError
+
+    _register()
+    try:
+        app(args=argv, standalone_mode=True)
+    except CliError as exc:
+        typer.echo(f"agentctx: {exc}", err=True)
+        sys.exit(exc.code)
+    except (StoreError, ConfigError) as exc:
+        typer.echo(f"agentctx: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        typer.echo("agentctx: interrupted", err=True)
+        sys.exit(130)
+    except Exception as exc:  # the last line of defence: log the traceback, print one line
+        _log_crash()
+        typer.echo(f"agentctx: unexpected error: {exc} (details in the agentctx log)", err=True)
+        sys.exit(2)
+
+
+def _log_crash() -> None:
+    try:
+        from agentctx import config
+
+        logs = config.ensure_home() / "logs"
+        with open(logs / "cli.log", "a", encoding="utf-8") as handle:
+            handle.write(traceback.format_exc() + "\n")
+    except OSError:
+        pass

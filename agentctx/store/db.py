@@ -1,0 +1,173 @@
+"""The store's connection: one SQLite file in WAL mode, with busy timeouts and transactions.
+
+Opening is cheap (the hook hot path opens a store per call): ``PRAGMA user_version`` tells whether
+the schema is current; only an older store imports the migration machinery (sqlite-utils).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from agentctx.store.errors import StoreError, StoreLocked, StoreTooNew
+
+# Bump together with a new migration in agentctx.store.schema (a test checks they agree).
+SCHEMA_VERSION = 1
+DEFAULT_BUSY_TIMEOUT_MS = 3000
+
+Params = Sequence[Any] | dict[str, Any]
+
+
+class Store:
+    """An open agentctx store. Use :meth:`open`; close it (or use it as a context manager).
+
+    All SQL in agentctx goes through this class and the modules of ``agentctx.store``.
+    Writes that touch more than one row run inside :meth:`write`.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.conn = conn
+        self.path = path
+        self._depth = 0
+
+    @classmethod
+    def open(cls, path: Path | str | None = None, *,
+             busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> Store:
+        """Open (creating or upgrading as needed) the store at ``path``.
+
+        The default path is ``<home>/agentctx.db``. Raises :class:`StoreTooNew` for a store
+        written by a newer agentctx and :class:`StoreLocked` when an upgrade cannot get the lock.
+        """
+        if path is None:
+            from agentctx import config
+
+            config.ensure_home()
+            target = config.db_path()
+        else:
+            target = Path(path)
+            target.parent.mkdir(parents=True, exist_ok=True)
+        conn = _connect(target, busy_timeout_ms)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise StoreTooNew(
+                    f"{target} was written by a newer agentctx (schema {version}, this version "
+                    f"reads up to {SCHEMA_VERSION}); upgrade agentctx")
+            if version < SCHEMA_VERSION:
+                conn.close()
+                from agentctx.store import schema
+
+                try:
+                    schema.upgrade(target)
+                except sqlite3.OperationalError as exc:
+                    if "locked" in str(exc) or "busy" in str(exc):
+                        raise StoreLocked(f"{target} is locked; try again") from None
+                    raise StoreError(f"cannot upgrade {target}: {exc}") from None
+                conn = _connect(target, busy_timeout_ms)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, target)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """A write transaction (``BEGIN IMMEDIATE``); nested calls become savepoints.
+
+        Everything inside commits together or not at all.
+        """
+        if self._depth == 0:
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreLocked(f"the store is busy ({exc}); try again") from None
+            statement_ok, statement_undo = "COMMIT", "ROLLBACK"
+        else:
+            name = f"sp{self._depth}"
+            self.conn.execute(f"SAVEPOINT {name}")
+            statement_ok, statement_undo = f"RELEASE {name}", f"ROLLBACK TO {name}; RELEASE {name}"
+        self._depth += 1
+        try:
+            yield
+        except BaseException:
+            self._depth -= 1
+            for statement in statement_undo.split("; "):
+                self.conn.execute(statement)
+            raise
+        self._depth -= 1
+        self.conn.execute(statement_ok)
+
+    def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
+        """Run one statement."""
+        return self.conn.execute(sql, params)
+
+    def rows(self, sql: str, params: Params = ()) -> list[sqlite3.Row]:
+        """Run a query and fetch all rows (``sqlite3.Row``: by index or column name)."""
+        return self.conn.execute(sql, params).fetchall()
+
+    def one(self, sql: str, params: Params = ()) -> sqlite3.Row | None:
+        """Run a query and fetch the first row, or ``None``."""
+        row: sqlite3.Row | None = self.conn.execute(sql, params).fetchone()
+        return row
+
+    def scalar(self, sql: str, params: Params = ()) -> Any:
+        """Run a query and return the first column of the first row (``None`` when empty)."""
+        row = self.conn.execute(sql, params).fetchone()
+        return None if row is None else row[0]
+
+    def change_counter(self) -> int:
+        """The store-wide counter bumped by every meaningful record write."""
+        return int(self.scalar("SELECT value FROM meta WHERE key = 'changes'") or 0)
+
+    def has_fts(self) -> bool:
+        """Whether the FTS5 index exists and this SQLite can use it."""
+        try:
+            self.conn.execute("SELECT 1 FROM records_fts LIMIT 0")
+        except sqlite3.OperationalError:
+            return False
+        return True
+
+    def meta_get(self, key: str) -> Any:
+        """A value from the ``meta`` table (``None`` when absent)."""
+        return self.scalar("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def meta_set(self, key: str, value: Any) -> None:
+        """Set a value in the ``meta`` table."""
+        self.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
+                               check_same_thread=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot open {path}: {exc}") from None
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+    conn.execute("PRAGMA foreign_keys = ON")
+    try:
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if "not a database" in str(exc) or "malformed" in str(exc):
+            raise StoreError(f"{path} is not an agentctx store (or is damaged): {exc}") from None
+        if "locked" in str(exc) or "busy" in str(exc):
+            raise StoreLocked(f"{path} is locked; try again") from None
+        raise StoreError(f"cannot open {path}: {exc}") from None
+    return conn

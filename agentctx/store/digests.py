@@ -1,0 +1,59 @@
+"""Pre-computed SessionStart digests, one per project, stamped with the store's change counter.
+
+A digest is fresh while no record has changed since it was built; session-start serves a fresh
+digest as is and builds one inline otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from agentctx.store.db import Store
+from agentctx.store.ids import now_iso
+
+
+class Digest(NamedTuple):
+    """A stored digest."""
+
+    project_id: str
+    change_counter: int
+    built_at: str
+    text: str
+    tokens: int
+    chars: int
+    record_ids: tuple[str, ...]
+    builder: str
+
+
+def save(db: Store, project_id: str, text: str, *, tokens: int, record_ids: Sequence[str],
+         builder: str, change_counter: int | None = None) -> None:
+    """Store the digest of ``project_id``, stamped with the current (or given) change counter."""
+    counter = db.change_counter() if change_counter is None else change_counter
+    db.execute("INSERT INTO digests (project_id, change_counter, built_at, text, tokens, chars, "
+               "record_ids, builder) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (project_id) DO "
+               "UPDATE SET change_counter = excluded.change_counter, built_at = excluded.built_at, "
+               "text = excluded.text, tokens = excluded.tokens, chars = excluded.chars, "
+               "record_ids = excluded.record_ids, builder = excluded.builder",
+               (project_id, counter, now_iso(), text, tokens, len(text),
+                json.dumps(list(record_ids)), builder))
+
+
+def load(db: Store, project_id: str) -> Digest | None:
+    """The stored digest of a project, fresh or not."""
+    row = db.one("SELECT project_id, change_counter, built_at, text, tokens, chars, record_ids, "
+                 "builder FROM digests WHERE project_id = ?", (project_id,))
+    if row is None:
+        return None
+    values = list(row)
+    values[6] = tuple(json.loads(values[6]))
+    return Digest(*values)
+
+
+def load_fresh(db: Store, project_id: str) -> Digest | None:
+    """The stored digest of a project if no record changed since it was built."""
+    digest = load(db, project_id)
+    if digest is None or digest.change_counter != db.change_counter():
+        return None
+    return digest

@@ -1,0 +1,120 @@
+"""Code entities (nodes) and links: records ↔ entities, sessions ↔ entities, records ↔ records.
+
+Entities are unique per ``(project_id, kind, name)``, so two repositories' ``src/main.py`` never
+collide. File names are stored relative to the project root when they lie inside it.
+"""
+
+from __future__ import annotations
+
+import os
+
+from agentctx.store import records as rec
+from agentctx.store.db import Store
+from agentctx.store.ids import new_ulid, now_iso
+from agentctx.store.models import Edge, Node, Record
+
+NODE_KINDS = ("file", "module", "symbol", "package", "branch")
+
+
+def relative_name(path: str, root: str | None) -> str:
+    """``path`` relative to ``root`` when it lies inside it, with forward slashes."""
+    cleaned = path.strip()
+    if root and os.path.isabs(cleaned):
+        try:
+            inside = os.path.relpath(cleaned, root)
+        except ValueError:
+            inside = cleaned
+        if not inside.startswith(".."):
+            cleaned = inside
+    cleaned = cleaned.replace(os.sep, "/")
+    return cleaned[2:] if cleaned.startswith("./") else cleaned
+
+
+def ensure_node(db: Store, project_id: str, kind: str, name: str) -> Node:
+    """The node for ``(project_id, kind, name)``, created when missing."""
+    if kind not in NODE_KINDS:
+        raise ValueError(f"unknown entity kind {kind!r}")
+    db.execute("INSERT OR IGNORE INTO nodes (id, project_id, kind, name, created_at) "
+               "VALUES (?, ?, ?, ?, ?)", (new_ulid(), project_id, kind, name, now_iso()))
+    row = db.one("SELECT id, project_id, kind, name FROM nodes WHERE project_id = ? AND kind = ? "
+                 "AND name = ?", (project_id, kind, name))
+    assert row is not None
+    return Node(*row)
+
+
+def link_record(db: Store, record_id: str, node: Node, rel: str = "applies_to") -> None:
+    """Link a record to an entity (idempotent)."""
+    db.execute("INSERT OR IGNORE INTO record_entities (record_id, entity_id, rel, created_at) "
+               "VALUES (?, ?, ?, ?)", (record_id, node.id, rel, now_iso()))
+
+
+def add_edge(db: Store, from_id: str, to_id: str, rel_type: str, *, note: str | None = None,
+             weight: float = 1.0) -> None:
+    """Add a typed edge between two ids (idempotent per ``(from, to, rel_type)``)."""
+    db.execute("INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, weight, note, "
+               "created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+               (new_ulid(), from_id, to_id, rel_type, weight, note, now_iso()))
+
+
+def edges_of(db: Store, node_or_record_id: str) -> list[Edge]:
+    """Every edge touching an id, either direction."""
+    rows = db.rows("SELECT id, from_id, to_id, rel_type, weight, note, created_at FROM edges "
+                   "WHERE from_id = ? OR to_id = ? ORDER BY created_at",
+                   (node_or_record_id, node_or_record_id))
+    return [Edge(*row) for row in rows]
+
+
+def entities_of(db: Store, record_id: str) -> list[tuple[Node, str]]:
+    """The entities a record is linked to, with the link's relation."""
+    rows = db.rows("SELECT n.id, n.project_id, n.kind, n.name, re.rel FROM record_entities re "
+                   "JOIN nodes n ON n.id = re.entity_id WHERE re.record_id = ? "
+                   "ORDER BY n.kind, n.name", (record_id,))
+    return [(Node(*row[:4]), row[4]) for row in rows]
+
+
+def parent_modules(name: str) -> list[str]:
+    """The folders containing a file, innermost first: ``a/b/c.py`` → ``['a/b', 'a']``."""
+    parts = name.split("/")[:-1]
+    return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
+
+
+def related_records(db: Store, project_id: str, file: str, *, root: str | None = None,
+                    include_superseded: bool = False, limit: int = 50,
+                    ) -> list[tuple[Record, str]]:
+    """Records linked to ``file``, then to its folders/modules, with how each is linked.
+
+    Returns ``(record, via)`` pairs where ``via`` is the entity name that linked it.
+    """
+    name = relative_name(file, root)
+    candidates = [name, *parent_modules(name)]
+    found: dict[str, tuple[Record, str]] = {}
+    for entity in candidates:
+        rows = db.rows(
+            f"SELECT {', '.join('r.' + c.strip() for c in rec.COLUMNS.split(','))} "
+            "FROM nodes n JOIN record_entities re ON re.entity_id = n.id "
+            "JOIN records r ON r.id = re.record_id "
+            "WHERE n.project_id = ? AND n.name = ? "
+            + ("" if include_superseded else "AND r.superseded_at IS NULL ")
+            + "ORDER BY r.valid_from DESC", (project_id, entity))
+        if not rows and entity == name:
+            # Accept a bare file name or a path suffix when it names exactly one file.
+            suffix = db.rows("SELECT DISTINCT name FROM nodes WHERE project_id = ? AND kind = "
+                             "'file' AND (name = ? OR name LIKE ?)",
+                             (project_id, name, "%/" + name))
+            if len(suffix) == 1 and suffix[0][0] != name:
+                return related_records(db, project_id, suffix[0][0], root=None,
+                                       include_superseded=include_superseded, limit=limit)
+        for row in rows:
+            record = rec.from_row(row)
+            found.setdefault(record.id, (record, entity))
+        if len(found) >= limit:
+            break
+    return list(found.values())[:limit]
+
+
+def files_touched(db: Store, session_id: str) -> list[str]:
+    """File entities a session touched (Write/Edit captured by the post-tool hook)."""
+    rows = db.rows("SELECT n.name FROM edges e JOIN nodes n ON n.id = e.to_id "
+                   "WHERE e.from_id = ? AND e.rel_type = 'touched' ORDER BY e.created_at",
+                   (session_id,))
+    return [row[0] for row in rows]

@@ -1,0 +1,139 @@
+"""Typed values the store hands out and takes in.
+
+NamedTuples rather than dataclasses: this module is imported on the hook hot path, and
+``dataclasses`` pulls in ``inspect`` (about 10 ms of start-up).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+RECORD_TYPES: tuple[str, ...] = (
+    "decision", "convention", "preference", "discovery", "bugfix", "handover", "profile",
+)
+SCOPES: tuple[str, ...] = ("project", "global")
+CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
+SOURCES: tuple[str, ...] = (
+    "llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "detection",
+)
+GLOBAL_PROJECT = "global"
+TITLE_MAX_CHARS = 300
+
+
+class Record(NamedTuple):
+    """One typed, bi-temporal context record as stored."""
+
+    pk: int
+    id: str
+    project_id: str
+    type: str
+    key: str | None
+    title: str
+    body: str
+    scope: str
+    pinned: bool
+    confidence: str
+    reinforce_count: int
+    valid_from: str
+    recorded_at: str
+    superseded_at: str | None
+    superseded_by: str | None
+    access_count: int
+    last_accessed: str | None
+    score: float
+    claudemd_drift_score: float
+    source: str
+    session_id: str | None
+    pending_embedding: bool
+    updated_at: str | None
+    archived: bool = False
+
+    @property
+    def current(self) -> bool:
+        """Whether the record is in force now (not superseded)."""
+        return self.superseded_at is None
+
+
+class Draft(NamedTuple):
+    """What a caller supplies to create a record; everything else is filled in by the store."""
+
+    type: str
+    title: str
+    body: str = ""
+    scope: str = "project"
+    key: str | None = None
+    confidence: str = "inferred"
+    source: str = "cli"
+    session_id: str | None = None
+    valid_from: str | None = None
+    pinned: bool = False
+    reinforce_count: int = 0
+
+
+class Project(NamedTuple):
+    """A project: a git repository (by remote, else root) or a plain folder."""
+
+    id: str
+    name: str
+    root: str
+    remote: str | None
+    paused: bool = False
+
+
+class Hit(NamedTuple):
+    """One search result."""
+
+    record: Record
+    rank: float  # higher is better; comparable within one search only
+    relevance: float  # 0-1: IDF-weighted share of the query's terms the record matches
+    matched: tuple[str, ...]  # query terms found in the record
+
+
+class Edge(NamedTuple):
+    """A typed link between two ids (records, nodes or sessions)."""
+
+    id: str
+    from_id: str
+    to_id: str
+    rel_type: str
+    weight: float
+    note: str | None
+    created_at: str
+
+
+class Node(NamedTuple):
+    """A code entity (file, module, symbol, package, branch) in one project."""
+
+    id: str
+    project_id: str
+    kind: str
+    name: str
+
+
+class Receipt(NamedTuple):
+    """One injection: what was put into Claude's context, why, and what it cost."""
+
+    id: int
+    session_id: str
+    project_id: str
+    event: str
+    source: str | None
+    record_ids: tuple[str, ...]
+    scores: tuple[float, ...]
+    tokens: int
+    chars: int
+    created_at: str
+
+
+class Session(NamedTuple):
+    """One Claude Code session as agentctx saw it."""
+
+    session_id: str
+    project_id: str
+    cwd: str | None
+    transcript_path: str | None
+    started_at: str
+    ended_at: str | None
+    tokens_injected: int
+    extraction_cost_usd: float
+    meta: dict[str, object]

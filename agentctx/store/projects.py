@@ -1,0 +1,127 @@
+"""Projects: resolving a working folder to a project, listing, pausing and merging.
+
+Resolution is on every hook's hot path, so a folder's identity is cached in ``project_paths`` and
+re-read from the repository files only when the cache entry is older than :data:`RECHECK_SECONDS`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import NamedTuple
+
+from agentctx.store import records as rec
+from agentctx.store.db import Store
+from agentctx.store.errors import AmbiguousId, NotFound, StoreError
+from agentctx.store.ids import now_iso
+from agentctx.store.models import GLOBAL_PROJECT, Project
+
+RECHECK_SECONDS = 600
+
+
+class Resolved(NamedTuple):
+    """A working folder resolved to its project and worktree."""
+
+    project: Project
+    worktree: str
+
+
+def resolve(db: Store, cwd: str) -> Resolved:
+    """The project (created on first sight) and worktree root of the folder ``cwd``."""
+    path = os.path.abspath(os.path.expanduser(cwd or "."))
+    row = db.one("SELECT p.id, p.name, p.root, p.remote, p.paused, pp.worktree, pp.checked_at "
+                 "FROM project_paths pp JOIN projects p ON p.id = pp.project_id "
+                 "WHERE pp.path = ?", (path,))
+    if row is not None and time.time() - float(row[6]) < RECHECK_SECONDS:
+        return Resolved(Project(row[0], row[1], row[2], row[3], bool(row[4])), row[5])
+    from agentctx.gitinfo import identify
+
+    identity = identify(path)
+    now = now_iso()
+    with db.write():
+        db.execute("INSERT INTO projects (id, name, root, remote, created_at, last_seen) "
+                   "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                   "last_seen = excluded.last_seen, remote = coalesce(excluded.remote, remote)",
+                   (identity.id, identity.name, identity.root, identity.remote, now, now))
+        db.execute("INSERT INTO project_paths (path, project_id, worktree, checked_at) "
+                   "VALUES (?, ?, ?, ?) ON CONFLICT (path) DO UPDATE SET "
+                   "project_id = excluded.project_id, worktree = excluded.worktree, "
+                   "checked_at = excluded.checked_at",
+                   (path, identity.id, identity.worktree, time.time()))
+    project = get(db, identity.id)
+    return Resolved(project, identity.worktree)
+
+
+def get(db: Store, ref: str) -> Project:
+    """A project by id, unambiguous id prefix or unique name."""
+    row = db.one("SELECT id, name, root, remote, paused FROM projects WHERE id = ?", (ref,))
+    if row is None:
+        rows = db.rows("SELECT id, name, root, remote, paused FROM projects "
+                       "WHERE id LIKE ? OR name = ?", (ref.lower() + "%", ref))
+        if not rows:
+            raise NotFound(f"no project {ref!r} (see 'agentctx projects')")
+        if len(rows) > 1:
+            raise AmbiguousId(ref, [f"{r[0]} ({r[1]})" for r in rows])
+        row = rows[0]
+    return Project(row[0], row[1], row[2], row[3], bool(row[4]))
+
+
+def list_all(db: Store) -> list[tuple[Project, int, str | None]]:
+    """Every project with its number of current records and its last activity."""
+    rows = db.rows(
+        "SELECT p.id, p.name, p.root, p.remote, p.paused, "
+        "(SELECT count(*) FROM records r WHERE r.project_id = p.id AND r.superseded_at IS NULL), "
+        "p.last_seen FROM projects p ORDER BY p.last_seen DESC")
+    return [(Project(r[0], r[1], r[2], r[3], bool(r[4])), int(r[5]), r[6]) for r in rows]
+
+
+def set_paused(db: Store, ref: str, paused: bool) -> Project:
+    """Pause (no injection, no capture) or resume a project."""
+    project = get(db, ref)
+    db.execute("UPDATE projects SET paused = ? WHERE id = ?", (int(paused), project.id))
+    return project._replace(paused=paused)
+
+
+def merge(db: Store, old_ref: str, new_ref: str) -> int:
+    """Re-home everything of project ``old`` into ``new`` (after a move or a new remote).
+
+    Records, archive, entities, sessions, receipts and the cost ledger move; the old project and
+    its cached folders are removed; keyed values (the profile) that now collide are superseded by
+    the newest. Returns the number of records moved.
+    """
+    old, new = get(db, old_ref), get(db, new_ref)
+    if old.id == new.id:
+        raise StoreError("the two projects are the same")
+    if GLOBAL_PROJECT in (old.id, new.id):
+        raise StoreError("the global profile cannot be merged")
+    with db.write():
+        moved = int(db.scalar("SELECT count(*) FROM records WHERE project_id = ?", (old.id,)))
+        for table in ("records", "records_archive", "sessions", "injections", "llm_calls"):
+            db.execute(f"UPDATE {table} SET project_id = ? WHERE project_id = ?",
+                       (new.id, old.id))
+        for node_id, kind, name in db.rows("SELECT id, kind, name FROM nodes WHERE project_id = ?",
+                                           (old.id,)):
+            twin = db.scalar("SELECT id FROM nodes WHERE project_id = ? AND kind = ? AND name = ?",
+                             (new.id, kind, name))
+            if twin is None:
+                db.execute("UPDATE nodes SET project_id = ? WHERE id = ?", (new.id, node_id))
+                continue
+            db.execute("UPDATE OR IGNORE record_entities SET entity_id = ? WHERE entity_id = ?",
+                       (twin, node_id))
+            db.execute("UPDATE OR IGNORE edges SET to_id = ? WHERE to_id = ?", (twin, node_id))
+            db.execute("DELETE FROM nodes WHERE id = ?", (node_id,))
+        db.execute("DELETE FROM digests WHERE project_id IN (?, ?)", (old.id, new.id))
+        db.execute("UPDATE project_paths SET project_id = ? WHERE project_id = ?",
+                   (new.id, old.id))
+        db.execute("DELETE FROM projects WHERE id = ?", (old.id,))
+        for type_, key in db.rows("SELECT type, key FROM records WHERE project_id = ? AND key IS "
+                                  "NOT NULL AND superseded_at IS NULL GROUP BY type, key "
+                                  "HAVING count(*) > 1", (new.id,)):
+            dupes = db.rows("SELECT id FROM records WHERE project_id = ? AND type = ? AND key = ? "
+                            "AND superseded_at IS NULL ORDER BY valid_from DESC, pk DESC",
+                            (new.id, type_, key))
+            newest = dupes[0][0]
+            for (older,) in dupes[1:]:
+                rec.supersede(db, older, newest, "projects merged: newer value kept",
+                              actor="merge")
+    return moved

@@ -1,0 +1,440 @@
+"""Record operations — the one API every caller (hooks, MCP, CLI, TUI, extraction) uses.
+
+Records are never silently overwritten: a change of meaning is a :func:`supersede`, which closes
+the old record's validity window and links the successor; :func:`update` keeps the id and writes
+the old values to the ``edits`` audit table. :func:`forget` is the one hard delete.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from agentctx.config import BODY_MAX_CHARS
+from agentctx.redact import redact
+from agentctx.store.db import Store
+from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
+from agentctx.store.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
+from agentctx.store.models import (
+    CONFIDENCES,
+    GLOBAL_PROJECT,
+    RECORD_TYPES,
+    SCOPES,
+    SOURCES,
+    TITLE_MAX_CHARS,
+    Draft,
+    Record,
+)
+
+COLUMNS = (
+    "pk, id, project_id, type, key, title, body, scope, pinned, confidence, reinforce_count, "
+    "valid_from, recorded_at, superseded_at, superseded_by, access_count, last_accessed, score, "
+    "claudemd_drift_score, source, session_id, pending_embedding, updated_at"
+)
+TABLES = ("records", "records_archive")
+SHORT_ID_MIN = 8
+HISTORY_MAX_DEPTH = 50
+
+
+def from_row(row: sqlite3.Row | Sequence[object], archived: bool = False) -> Record:
+    """Build a :class:`Record` from a row selected with :data:`COLUMNS`."""
+    values = list(row)[:23]
+    values[8] = bool(values[8])  # pinned
+    values[21] = bool(values[21])  # pending_embedding
+    return Record(*values, archived=archived)  # type: ignore[arg-type]
+
+
+# ----------------------------------------------------------------------------------- ids
+
+
+def resolve_id(db: Store, ref: str) -> str:
+    """The full id of the record that ``ref`` (a full id or an unambiguous prefix) names.
+
+    Looks in current and archived records. Raises :class:`NotFound` or :class:`AmbiguousId`.
+    """
+    prefix = normalize_prefix(ref)
+    if len(prefix) < MIN_PREFIX:
+        raise NotFound(f"id {ref!r} is too short: give at least {MIN_PREFIX} characters")
+    found: list[str] = []
+    for table in TABLES:
+        found.extend(row[0] for row in db.rows(
+            f"SELECT id FROM {table} WHERE id >= ? AND id < ? ORDER BY id LIMIT 6",
+            (prefix, prefix + "~")))
+    if not found:
+        raise NotFound(f"no record has id {ref!r}")
+    if prefix in found:
+        return prefix
+    if len(found) > 1:
+        raise AmbiguousId(ref, sorted(found))
+    return found[0]
+
+
+def short_ids(db: Store, ids: Iterable[str]) -> dict[str, str]:
+    """The shortest unique prefix (at least 8 characters) of each id, like git's short hashes."""
+    result: dict[str, str] = {}
+    for rid in ids:
+        longest = 0
+        for table in TABLES:
+            for sql in (f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1",
+                        f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1"):
+                neighbour = db.scalar(sql, (rid,))
+                if neighbour:
+                    common = 0
+                    for a, b in zip(rid, neighbour):
+                        if a != b:
+                            break
+                        common += 1
+                    longest = max(longest, common)
+        result[rid] = rid[: max(SHORT_ID_MIN, longest + 1)]
+    return result
+
+
+# ----------------------------------------------------------------------------------- reads
+
+
+def get(db: Store, ref: str) -> Record:
+    """The record named by ``ref`` (id or prefix), current, superseded or archived."""
+    rid = resolve_id(db, ref)
+    for table in TABLES:
+        row = db.one(f"SELECT {COLUMNS} FROM {table} WHERE id = ?", (rid,))
+        if row is not None:
+            return from_row(row, archived=table == "records_archive")
+    raise NotFound(f"no record has id {ref!r}")
+
+
+def get_many(db: Store, refs: Sequence[str]) -> tuple[list[Record], list[str]]:
+    """Records for each resolvable ref, in order, and the refs that were unknown or ambiguous."""
+    found: list[Record] = []
+    problems: list[str] = []
+    for ref in refs:
+        try:
+            found.append(get(db, ref))
+        except (NotFound, AmbiguousId) as exc:
+            problems.append(f"{ref}: {exc}")
+    return found, problems
+
+
+def by_pks(db: Store, pks: Sequence[int]) -> dict[int, Record]:
+    """Current-table records by primary key (missing keys are simply absent)."""
+    if not pks:
+        return {}
+    marks = ",".join("?" * len(pks))
+    return {row[0]: from_row(row)
+            for row in db.rows(f"SELECT {COLUMNS} FROM records WHERE pk IN ({marks})", list(pks))}
+
+
+def find_current_by_key(db: Store, project_id: str, type_: str, key: str) -> Record | None:
+    """The current record of ``type_`` with ``key`` in ``project_id``, if any."""
+    row = db.one(f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND key = ? "
+                 "AND superseded_at IS NULL ORDER BY valid_from DESC LIMIT 1",
+                 (project_id, type_, key))
+    return from_row(row) if row else None
+
+
+def list_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
+                 include_global: bool = False, include_superseded: bool = False,
+                 pinned_only: bool = False, session_id: str | None = None,
+                 limit: int | None = None, offset: int = 0, oldest_first: bool = False,
+                 ) -> list[Record]:
+    """Records filtered by project, types and state, newest ``valid_from`` first by default."""
+    where: list[str] = []
+    params: list[object] = []
+    if project_id is not None:
+        if include_global and project_id != GLOBAL_PROJECT:
+            where.append("project_id IN (?, ?)")
+            params.extend([project_id, GLOBAL_PROJECT])
+        else:
+            where.append("project_id = ?")
+            params.append(project_id)
+    if types:
+        where.append(f"type IN ({','.join('?' * len(types))})")
+        params.extend(types)
+    if not include_superseded:
+        where.append("superseded_at IS NULL")
+    if pinned_only:
+        where.append("pinned = 1")
+    if session_id is not None:
+        where.append("session_id = ?")
+        params.append(session_id)
+    sql = f"SELECT {COLUMNS} FROM records"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += f" ORDER BY valid_from {'ASC' if oldest_first else 'DESC'}, pk"
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params.extend([limit, offset])
+    return [from_row(row) for row in db.rows(sql, params)]
+
+
+def history(db: Store, ref: str) -> list[Record]:
+    """The whole supersession chain through ``ref``, both ways, oldest first.
+
+    A recursive CTE over ``supersedes`` edges (UNION, so cycles end) with a depth guard.
+    """
+    rid = resolve_id(db, ref)
+    rows = db.rows(
+        """WITH RECURSIVE chain(id, depth) AS (
+               SELECT ?, 0
+               UNION
+               SELECT e.to_id, c.depth + 1 FROM edges e JOIN chain c ON e.from_id = c.id
+                WHERE e.rel_type = 'supersedes' AND c.depth < ?
+               UNION
+               SELECT e.from_id, c.depth + 1 FROM edges e JOIN chain c ON e.to_id = c.id
+                WHERE e.rel_type = 'supersedes' AND c.depth < ?
+           ) SELECT DISTINCT id FROM chain""",
+        (rid, HISTORY_MAX_DEPTH, HISTORY_MAX_DEPTH))
+    chain = [get(db, row[0]) for row in rows]
+    return sorted(chain, key=lambda r: (r.valid_from, r.recorded_at, r.pk))
+
+
+def supersession_note(db: Store, successor_id: str, old_id: str) -> str | None:
+    """The rationale stored on the ``supersedes`` edge from ``successor_id`` to ``old_id``."""
+    value = db.scalar("SELECT note FROM edges WHERE from_id = ? AND to_id = ? "
+                      "AND rel_type = 'supersedes'", (successor_id, old_id))
+    return None if value is None else str(value)
+
+
+def as_of(db: Store, project_id: str, moment: str, *, types: Sequence[str] = (),
+          include_global: bool = True) -> list[Record]:
+    """Records that were in force at ``moment``: ``valid_from <= t`` and not yet superseded at t.
+
+    Reads current and archived records alike.
+    """
+    at = normalize_time(moment)
+    projects = [project_id, GLOBAL_PROJECT] if include_global else [project_id]
+    where = (f"project_id IN ({','.join('?' * len(projects))}) AND valid_from <= ? "
+             "AND (superseded_at IS NULL OR superseded_at > ?)")
+    params: list[object] = [*projects, at, at]
+    if types:
+        where += f" AND type IN ({','.join('?' * len(types))})"
+        params.extend(types)
+    found: list[Record] = []
+    for table in TABLES:
+        found.extend(from_row(row, archived=table == "records_archive")
+                     for row in db.rows(f"SELECT {COLUMNS} FROM {table} WHERE {where}", params))
+    return sorted(found, key=lambda r: (r.valid_from, r.pk), reverse=True)
+
+
+def edits_of(db: Store, ref: str) -> list[sqlite3.Row]:
+    """The audit trail of one record (field, old and new value, actor, time), oldest first."""
+    rid = resolve_id(db, ref)
+    return db.rows("SELECT field, old_value, new_value, actor, changed_at FROM edits "
+                   "WHERE record_id = ? ORDER BY id", (rid,))
+
+
+# ----------------------------------------------------------------------------------- writes
+
+
+def validate(draft: Draft) -> Draft:
+    """Check a draft against the record rules and return it normalized (redacted, trimmed).
+
+    Raises :class:`InvalidRecord` with a message naming the rule that failed.
+    """
+    if draft.type not in RECORD_TYPES:
+        raise InvalidRecord(f"unknown type {draft.type!r}; use one of {', '.join(RECORD_TYPES)}")
+    if draft.scope not in SCOPES:
+        raise InvalidRecord(f"unknown scope {draft.scope!r}; use project or global")
+    if draft.scope == "global" and draft.type != "preference":
+        raise InvalidRecord("only preferences can have global scope")
+    if draft.confidence not in CONFIDENCES:
+        raise InvalidRecord(f"unknown confidence {draft.confidence!r}; use one of "
+                            f"{', '.join(CONFIDENCES)}")
+    if draft.source not in SOURCES:
+        raise InvalidRecord(f"unknown source {draft.source!r}")
+    title = " ".join(redact(draft.title).split())
+    body = redact(draft.body.strip())
+    if not title:
+        raise InvalidRecord("title must not be empty")
+    if len(title) > TITLE_MAX_CHARS:
+        raise InvalidRecord(f"title is {len(title)} characters; the limit is {TITLE_MAX_CHARS}")
+    if len(body) > BODY_MAX_CHARS:
+        raise InvalidRecord(f"body is {len(body)} characters; the limit is {BODY_MAX_CHARS} "
+                            "(split it into several records)")
+    valid_from = normalize_time(draft.valid_from) if draft.valid_from else None
+    key = draft.key.strip() if draft.key else None
+    return draft._replace(title=title, body=body, valid_from=valid_from, key=key or None)
+
+
+def add(db: Store, draft: Draft, *, project_id: str) -> Record:
+    """Create a record in ``project_id`` (``global`` for global preferences) and return it.
+
+    Secrets are redacted first. A draft with a ``key`` supersedes the current record of the same
+    type and key (rule-based supersession); an identical keyed value returns the existing record.
+    """
+    draft = validate(draft)
+    if draft.scope == "global":
+        project_id = GLOBAL_PROJECT
+    with db.write():
+        if draft.key is not None:
+            existing = find_current_by_key(db, project_id, draft.type, draft.key)
+            if existing is not None:
+                if existing.title == draft.title and existing.body == draft.body:
+                    return existing
+                return supersede(db, existing.id, draft,
+                                 f"new value for {draft.type} {draft.key!r}", actor=draft.source)
+        return _insert(db, draft, project_id)
+
+
+def _insert(db: Store, draft: Draft, project_id: str) -> Record:
+    now = now_iso()
+    rid = new_ulid()
+    db.execute(
+        "INSERT INTO records (id, project_id, type, key, title, body, scope, pinned, confidence, "
+        "reinforce_count, valid_from, recorded_at, source, session_id) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (rid, project_id, draft.type, draft.key, draft.title, draft.body, draft.scope,
+         int(draft.pinned), draft.confidence, draft.reinforce_count, draft.valid_from or now, now,
+         draft.source, draft.session_id))
+    return get(db, rid)
+
+
+def update(db: Store, ref: str, *, title: str | None = None, body: str | None = None,
+           pinned: bool | None = None, confidence: str | None = None,
+           reinforce_count: int | None = None, actor: str = "cli") -> Record:
+    """Change fields of a record in place, keeping its id; old values go to ``edits``.
+
+    Meant for corrections (typos, pinning, confidence). A change of meaning should be a
+    :func:`supersede`. Superseded and archived records cannot be edited.
+    """
+    record = get(db, ref)
+    if record.archived:
+        raise InvalidRecord(f"record {record.id} is archived; archived records are read-only")
+    changes: dict[str, object] = {}
+    if title is not None or body is not None:
+        draft = validate(Draft(type=record.type, title=record.title if title is None else title,
+                               body=record.body if body is None else body, scope=record.scope,
+                               confidence=record.confidence, source=record.source))
+        if draft.title != record.title:
+            changes["title"] = draft.title
+        if draft.body != record.body:
+            changes["body"] = draft.body
+    if pinned is not None and pinned != record.pinned:
+        changes["pinned"] = int(pinned)
+    if confidence is not None and confidence != record.confidence:
+        if confidence not in CONFIDENCES:
+            raise InvalidRecord(f"unknown confidence {confidence!r}")
+        changes["confidence"] = confidence
+    if reinforce_count is not None and reinforce_count != record.reinforce_count:
+        changes["reinforce_count"] = reinforce_count
+    if not changes:
+        return record
+    now = now_iso()
+    with db.write():
+        for field, value in changes.items():
+            old = getattr(record, field)
+            db.execute("INSERT INTO edits (record_id, field, old_value, new_value, actor, "
+                       "changed_at) VALUES (?, ?, ?, ?, ?, ?)",
+                       (record.id, field, None if old is None else str(int(old) if
+                        isinstance(old, bool) else old), str(value), actor, now))
+        assignments = ", ".join(f"{field} = ?" for field in changes)
+        embedding_stale = ", pending_embedding = 1" if {"title", "body"} & changes.keys() else ""
+        db.execute(f"UPDATE records SET {assignments}, updated_at = ?{embedding_stale} "
+                   "WHERE id = ?", [*changes.values(), now, record.id])
+    return get(db, record.id)
+
+
+def set_pinned(db: Store, ref: str, pinned: bool, *, actor: str = "cli") -> Record:
+    """Pin (always ranked first, never pruned) or unpin a record."""
+    return update(db, ref, pinned=pinned, actor=actor)
+
+
+def supersede(db: Store, old_ref: str, successor: Draft | str, rationale: str, *,
+              actor: str = "cli") -> Record:
+    """Replace a current record by a successor, atomically; returns the successor.
+
+    ``successor`` is a new :class:`Draft` (an empty type or title defaults to the old record's)
+    or the id of an existing current record. The old record's ``superseded_at`` becomes the
+    successor's ``valid_from`` and a ``supersedes`` edge carries ``rationale``. Nothing is deleted.
+    """
+    if not rationale.strip():
+        raise InvalidRecord("a rationale is required: say why the old record no longer holds")
+    with db.write():
+        old = get(db, old_ref)
+        if old.superseded_at is not None:
+            raise AlreadySuperseded(
+                f"record {old.id} was already superseded by {old.superseded_by} on "
+                f"{old.superseded_at[:10]}; supersede that record instead")
+        if isinstance(successor, str):
+            new = get(db, successor)
+            if new.id == old.id:
+                raise InvalidRecord("a record cannot supersede itself")
+            if not new.current or new.archived:
+                raise AlreadySuperseded(f"record {new.id} is itself superseded")
+            if new.project_id != old.project_id:
+                raise InvalidRecord("a record can only be superseded within its own project")
+        else:
+            draft = successor._replace(
+                type=successor.type or old.type, title=successor.title or old.title,
+                key=successor.key if successor.key is not None else old.key,
+                scope=old.scope if successor.scope == "project" else successor.scope)
+            draft = validate(draft)
+            new = _insert(db, draft, old.project_id)
+        if new.valid_from < old.valid_from:
+            raise InvalidRecord(
+                f"the successor's valid_from ({new.valid_from}) is earlier than the superseded "
+                f"record's ({old.valid_from})")
+        now = now_iso()
+        db.execute("UPDATE records SET superseded_at = ?, superseded_by = ?, updated_at = ? "
+                   "WHERE id = ?", (new.valid_from, new.id, now, old.id))
+        db.execute("INSERT INTO edges (id, from_id, to_id, rel_type, note, created_at) "
+                   "VALUES (?, ?, ?, 'supersedes', ?, ?)",
+                   (new_ulid(), new.id, old.id, " ".join(redact(rationale).split()), now))
+        db.execute("INSERT INTO edits (record_id, field, old_value, new_value, actor, changed_at) "
+                   "VALUES (?, 'superseded_by', NULL, ?, ?, ?)", (old.id, new.id, actor, now))
+    return get(db, new.id)
+
+
+def touch(db: Store, ids: Sequence[str]) -> None:
+    """Count one access for each id (one cheap statement; never re-indexes FTS)."""
+    if not ids:
+        return
+    db.execute(f"UPDATE records SET access_count = access_count + 1, last_accessed = ? "
+               f"WHERE id IN ({','.join('?' * len(ids))})", [now_iso(), *ids])
+
+
+def forget(db: Store, ref: str, *, actor: str = "cli") -> Record:
+    """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests).
+
+    The one hard delete, for a leaked secret or a mistake. Its chain is closed over it: a
+    predecessor it superseded is linked to its successor, or becomes current again when the
+    forgotten record was the current one. Returns the record as it was.
+    """
+    with db.write():
+        record = get(db, ref)
+        table = "records_archive" if record.archived else "records"
+        now = now_iso()
+        for pred_table in TABLES:
+            for row in db.rows(f"SELECT id FROM {pred_table} WHERE superseded_by = ?",
+                               (record.id,)):
+                pred_id = row[0]
+                if record.superseded_by:
+                    db.execute(f"UPDATE {pred_table} SET superseded_by = ?, updated_at = ? "
+                               "WHERE id = ?", (record.superseded_by, now, pred_id))
+                    db.execute("INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, note, "
+                               "created_at) VALUES (?, ?, ?, 'supersedes', ?, ?)",
+                               (new_ulid(), record.superseded_by, pred_id,
+                                "chain closed over a forgotten record", now))
+                else:
+                    _restore_current(db, pred_table, pred_id, now)
+        db.execute("DELETE FROM edges WHERE from_id = ? OR to_id = ?", (record.id, record.id))
+        db.execute("DELETE FROM record_entities WHERE record_id = ?", (record.id,))
+        db.execute("DELETE FROM embeddings WHERE record_pk = ?", (record.pk,))
+        db.execute("DELETE FROM session_seen WHERE record_id = ?", (record.id,))
+        db.execute("DELETE FROM edits WHERE record_id = ?", (record.id,))
+        db.execute("DELETE FROM digests WHERE project_id IN (?, ?) OR project_id IN "
+                   "(SELECT project_id FROM digests WHERE record_ids LIKE ?)",
+                   (record.project_id, GLOBAL_PROJECT, f'%"{record.id}"%'))
+        db.execute(f"DELETE FROM {table} WHERE id = ?", (record.id,))
+        db.execute("INSERT INTO edits (record_id, field, old_value, new_value, actor, changed_at) "
+                   "VALUES (?, 'forgotten', NULL, NULL, ?, ?)", (record.id, actor, now))
+        db.meta_set("vectors_dirty", 1)
+    return record
+
+
+def _restore_current(db: Store, table: str, record_id: str, now: str) -> None:
+    if table == "records_archive":
+        db.execute(f"INSERT INTO records ({COLUMNS}) SELECT {COLUMNS} FROM records_archive "
+                   "WHERE id = ?", (record_id,))
+        db.execute("DELETE FROM records_archive WHERE id = ?", (record_id,))
+    db.execute("UPDATE records SET superseded_at = NULL, superseded_by = NULL, updated_at = ? "
+               "WHERE id = ?", (now, record_id))

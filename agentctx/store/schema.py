@@ -1,0 +1,208 @@
+"""The one schema: versioned migrations, applied with sqlite-utils under a lock after a backup.
+
+Imported only when ``PRAGMA user_version`` says the store is older than the code, so the hook hot
+path never pays for sqlite-utils (and numpy, which it pulls in).
+
+Relations, in one place:
+
+* ``records`` — typed bi-temporal records. ``pk`` (INTEGER PRIMARY KEY) is what the FTS5 index and
+  the embeddings key on; ``id`` (ULID) is the public identity. ``superseded_by`` is kept consistent
+  by the records API rather than a foreign key, because superseded records move to
+  ``records_archive`` while their successors stay.
+* ``edges`` — links between records (``supersedes``, with the rationale in ``note``;
+  ``derives_from``) and between sessions and entities (``touched``).
+* ``record_entities`` — records ↔ code entities (``nodes``): ``applies_to``, ``touches``, ``tests``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlite_utils import Database, Migrations
+
+from agentctx.store.db import SCHEMA_VERSION
+
+MIGRATIONS = Migrations("agentctx")
+
+_TYPES = "'decision','convention','preference','discovery','bugfix','handover','profile'"
+
+_RECORD_COLUMNS = f"""
+    pk INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    project_id TEXT NOT NULL,
+    type TEXT NOT NULL CHECK (type IN ({_TYPES})),
+    key TEXT,
+    title TEXT NOT NULL,
+    body TEXT NOT NULL DEFAULT '',
+    scope TEXT NOT NULL DEFAULT 'project' CHECK (scope IN ('project','global')),
+    pinned INTEGER NOT NULL DEFAULT 0,
+    confidence TEXT NOT NULL DEFAULT 'inferred'
+        CHECK (confidence IN ('explicit','inferred','reinforced')),
+    reinforce_count INTEGER NOT NULL DEFAULT 0,
+    valid_from TEXT NOT NULL,
+    recorded_at TEXT NOT NULL,
+    superseded_at TEXT,
+    superseded_by TEXT,
+    access_count INTEGER NOT NULL DEFAULT 0,
+    last_accessed TEXT,
+    score REAL NOT NULL DEFAULT 1.0,
+    claudemd_drift_score REAL NOT NULL DEFAULT 0.0,
+    source TEXT NOT NULL,
+    session_id TEXT,
+    pending_embedding INTEGER NOT NULL DEFAULT 1,
+    updated_at TEXT,
+    low_score_since TEXT
+"""
+
+# Columns whose change means "the context changed" (digest freshness); access counters,
+# scores and embedding flags are deliberately absent.
+_MEANINGFUL = ("project_id, type, key, title, body, scope, pinned, confidence, valid_from, "
+               "superseded_at, superseded_by")
+
+
+@MIGRATIONS()
+def m001_initial(db: Database) -> None:
+    """The first schema: records, FTS5, graph, sessions, receipts, audit, embeddings, digests."""
+    db.execute(f"CREATE TABLE records ({_RECORD_COLUMNS})")
+    db.execute(f"CREATE TABLE records_archive ({_RECORD_COLUMNS}, archived_at TEXT NOT NULL)")
+    for name, columns in {
+        "records_current": "project_id, type, superseded_at",
+        "records_key": "project_id, type, key",
+        "records_superseded_by": "superseded_by",
+        "records_session": "session_id",
+        "records_archive_project": "project_id, type",
+        "records_archive_superseded_by": "superseded_by",
+    }.items():
+        table = "records_archive" if name.startswith("records_archive") else "records"
+        db.execute(f"CREATE INDEX {name} ON {table} ({columns})")
+
+    # Full-text index: sqlite-utils creates the external-content table; the triggers are written
+    # here because sqlite-utils' update trigger fires on any column, and bumping access counters
+    # must never re-index a row.
+    db["records"].enable_fts(["title", "body", "project_id"], tokenize="porter unicode61",
+                             create_triggers=False)
+    db.execute("INSERT INTO records_fts(records_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0, 0.0)')")
+    db.execute("""CREATE TRIGGER records_fts_ai AFTER INSERT ON records BEGIN
+        INSERT INTO records_fts(rowid, title, body, project_id)
+        VALUES (new.pk, new.title, new.body, new.project_id); END""")
+    db.execute("""CREATE TRIGGER records_fts_ad AFTER DELETE ON records BEGIN
+        INSERT INTO records_fts(records_fts, rowid, title, body, project_id)
+        VALUES ('delete', old.pk, old.title, old.body, old.project_id); END""")
+    db.execute("""CREATE TRIGGER records_fts_au AFTER UPDATE OF title, body, project_id ON records
+        BEGIN
+        INSERT INTO records_fts(records_fts, rowid, title, body, project_id)
+        VALUES ('delete', old.pk, old.title, old.body, old.project_id);
+        INSERT INTO records_fts(rowid, title, body, project_id)
+        VALUES (new.pk, new.title, new.body, new.project_id); END""")
+
+    # Store-wide change counter (digest freshness).
+    db.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value)")
+    db.execute("INSERT INTO meta (key, value) VALUES ('changes', 0)")
+    bump = "UPDATE meta SET value = value + 1 WHERE key = 'changes';"
+    db.execute(f"CREATE TRIGGER records_changes_ai AFTER INSERT ON records BEGIN {bump} END")
+    db.execute(f"CREATE TRIGGER records_changes_ad AFTER DELETE ON records BEGIN {bump} END")
+    db.execute(f"CREATE TRIGGER records_changes_au AFTER UPDATE OF {_MEANINGFUL} ON records "
+               f"BEGIN {bump} END")
+
+    db.execute("""CREATE TABLE projects (
+        id TEXT PRIMARY KEY, name TEXT NOT NULL, root TEXT NOT NULL, remote TEXT,
+        created_at TEXT NOT NULL, last_seen TEXT NOT NULL, paused INTEGER NOT NULL DEFAULT 0)""")
+    db.execute("""CREATE TABLE project_paths (
+        path TEXT PRIMARY KEY, project_id TEXT NOT NULL, worktree TEXT NOT NULL,
+        checked_at REAL NOT NULL)""")
+    db.execute("""CREATE TABLE nodes (
+        id TEXT PRIMARY KEY, project_id TEXT NOT NULL, kind TEXT NOT NULL, name TEXT NOT NULL,
+        created_at TEXT NOT NULL, UNIQUE (project_id, kind, name))""")
+    db.execute("""CREATE TABLE edges (
+        id TEXT PRIMARY KEY, from_id TEXT NOT NULL, to_id TEXT NOT NULL, rel_type TEXT NOT NULL,
+        weight REAL NOT NULL DEFAULT 1.0, note TEXT, created_at TEXT NOT NULL,
+        UNIQUE (from_id, to_id, rel_type))""")
+    db.execute("CREATE INDEX edges_from ON edges (from_id)")
+    db.execute("CREATE INDEX edges_to ON edges (to_id)")
+    db.execute("""CREATE TABLE record_entities (
+        record_id TEXT NOT NULL, entity_id TEXT NOT NULL REFERENCES nodes (id) ON DELETE CASCADE,
+        rel TEXT NOT NULL DEFAULT 'applies_to', created_at TEXT NOT NULL,
+        PRIMARY KEY (record_id, entity_id, rel)) WITHOUT ROWID""")
+    db.execute("CREATE INDEX record_entities_entity ON record_entities (entity_id)")
+
+    db.execute("""CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY, project_id TEXT NOT NULL, cwd TEXT, transcript_path TEXT,
+        started_at TEXT NOT NULL, ended_at TEXT,
+        tokens_injected INTEGER NOT NULL DEFAULT 0,
+        extraction_cost_usd REAL NOT NULL DEFAULT 0,
+        extract_offset INTEGER NOT NULL DEFAULT 0, extract_state TEXT,
+        meta TEXT NOT NULL DEFAULT '{}')""")
+    db.execute("CREATE INDEX sessions_project ON sessions (project_id, started_at)")
+    db.execute("""CREATE TABLE session_seen (
+        session_id TEXT NOT NULL, record_id TEXT NOT NULL,
+        PRIMARY KEY (session_id, record_id)) WITHOUT ROWID""")
+    db.execute("""CREATE TABLE injections (
+        id INTEGER PRIMARY KEY, session_id TEXT NOT NULL, project_id TEXT NOT NULL,
+        event TEXT NOT NULL, source TEXT, record_ids TEXT NOT NULL DEFAULT '[]',
+        scores TEXT NOT NULL DEFAULT '[]', tokens INTEGER NOT NULL, chars INTEGER NOT NULL,
+        created_at TEXT NOT NULL)""")
+    db.execute("CREATE INDEX injections_session ON injections (session_id, event)")
+
+    db.execute("""CREATE TABLE edits (
+        id INTEGER PRIMARY KEY, record_id TEXT NOT NULL, field TEXT NOT NULL, old_value TEXT,
+        new_value TEXT, actor TEXT NOT NULL, changed_at TEXT NOT NULL)""")
+    db.execute("CREATE INDEX edits_record ON edits (record_id)")
+    db.execute("""CREATE TABLE embeddings (
+        record_pk INTEGER PRIMARY KEY, model TEXT NOT NULL, dim INTEGER NOT NULL,
+        vector BLOB NOT NULL, embedded_at TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE digests (
+        project_id TEXT PRIMARY KEY, change_counter INTEGER NOT NULL, built_at TEXT NOT NULL,
+        text TEXT NOT NULL, tokens INTEGER NOT NULL, chars INTEGER NOT NULL,
+        record_ids TEXT NOT NULL DEFAULT '[]', builder TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE llm_calls (
+        id INTEGER PRIMARY KEY, session_id TEXT, project_id TEXT, model TEXT NOT NULL,
+        purpose TEXT NOT NULL, input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0, cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_tokens INTEGER NOT NULL DEFAULT 0, usd REAL NOT NULL DEFAULT 0,
+        ok INTEGER NOT NULL DEFAULT 1, error TEXT, created_at TEXT NOT NULL)""")
+    db.execute("CREATE INDEX llm_calls_session ON llm_calls (session_id)")
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def upgrade(path: Path) -> int:
+    """Bring the store at ``path`` up to :data:`SCHEMA_VERSION`; returns the version found.
+
+    Runs under an exclusive file lock so that concurrent hooks upgrade once. An existing store is
+    copied to ``<db>.v<old>.bak`` (SQLite's online backup) before the first migration runs.
+    """
+    lock = path.with_name(path.name + ".lock")
+    with _file_lock(lock):
+        conn = sqlite3.connect(path)
+        try:
+            found = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            if found >= SCHEMA_VERSION:
+                return found
+            if found > 0:
+                backup = path.with_name(f"{path.name}.v{found}.bak")
+                with sqlite3.connect(backup) as target:
+                    conn.backup(target)
+                target.close()
+            conn.execute("PRAGMA journal_mode=WAL")
+        finally:
+            conn.close()
+        db = Database(path)
+        try:
+            MIGRATIONS.apply(db)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            db.conn.commit()
+        finally:
+            db.close()
+        return found

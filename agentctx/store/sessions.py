@@ -1,0 +1,159 @@
+"""Sessions, injection receipts and the per-session set of already-injected records.
+
+A receipt records every injection: which records, their scores, tokens and characters, when and
+for which event — the self-accounting ``agentctx status`` reports. Session ``meta`` (JSON) holds
+git events, test outcomes and the last redacted prompts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from agentctx.store.db import Store
+from agentctx.store.ids import now_iso
+from agentctx.store.models import Receipt, Session
+
+_SESSION_COLUMNS = ("session_id, project_id, cwd, transcript_path, started_at, ended_at, "
+                    "tokens_injected, extraction_cost_usd, meta")
+
+
+def _session(row: Sequence[object]) -> Session:
+    values = list(row)
+    try:
+        meta = json.loads(str(values[8] or "{}"))
+    except json.JSONDecodeError:
+        meta = {}
+    values[8] = meta if isinstance(meta, dict) else {}
+    return Session(*values)  # type: ignore[arg-type]
+
+
+def ensure(db: Store, session_id: str, project_id: str, *, cwd: str | None = None,
+           transcript_path: str | None = None) -> None:
+    """Create the session row if missing; refresh cwd and transcript path when given."""
+    db.execute("INSERT INTO sessions (session_id, project_id, cwd, transcript_path, started_at) "
+               "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
+               "cwd = coalesce(excluded.cwd, cwd), "
+               "transcript_path = coalesce(excluded.transcript_path, transcript_path)",
+               (session_id, project_id, cwd, transcript_path, now_iso()))
+
+
+def get(db: Store, session_id: str) -> Session | None:
+    """One session, or ``None``."""
+    row = db.one(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = ?", (session_id,))
+    return _session(row) if row else None
+
+
+def recent(db: Store, project_id: str | None = None, limit: int = 20) -> list[Session]:
+    """The latest sessions (of one project, or all), newest first."""
+    if project_id is None:
+        rows = db.rows(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY started_at DESC "
+                       "LIMIT ?", (limit,))
+    else:
+        rows = db.rows(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE project_id = ? "
+                       "ORDER BY started_at DESC LIMIT ?", (project_id, limit))
+    return [_session(row) for row in rows]
+
+
+def end(db: Store, session_id: str) -> None:
+    """Mark a session ended (now)."""
+    db.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (now_iso(), session_id))
+
+
+def update_meta(db: Store, session_id: str, key: str, value: object) -> None:
+    """Set one key of a session's meta JSON (one statement; the JSON1 extension does the merge)."""
+    db.execute("UPDATE sessions SET meta = json_set(meta, ?, json(?)) WHERE session_id = ?",
+               (f"$.{key}", json.dumps(value), session_id))
+
+
+def append_meta(db: Store, session_id: str, key: str, value: object, keep: int) -> None:
+    """Append ``value`` to the list at ``meta[key]``, keeping only the last ``keep`` entries."""
+    with db.write():
+        raw = db.scalar("SELECT json_extract(meta, ?) FROM sessions WHERE session_id = ?",
+                        (f"$.{key}", session_id))
+        try:
+            items = json.loads(raw) if raw else []
+        except json.JSONDecodeError:
+            items = []
+        if not isinstance(items, list):
+            items = []
+        items.append(value)
+        update_meta(db, session_id, key, items[-keep:] if keep > 0 else [])
+
+
+def recent_prompts(db: Store, project_id: str, limit: int = 20) -> list[str]:
+    """The project's latest redacted prompts across sessions, newest first (digest ranking)."""
+    prompts: list[str] = []
+    for session in recent(db, project_id, limit=10):
+        kept = session.meta.get("prompts", [])
+        if isinstance(kept, list):
+            prompts.extend(str(p.get("text", "")) if isinstance(p, dict) else str(p)
+                           for p in reversed(kept))
+        if len(prompts) >= limit:
+            break
+    return prompts[:limit]
+
+
+# ------------------------------------------------------------------------ injected-records set
+
+
+def seen(db: Store, session_id: str) -> set[str]:
+    """Ids already injected into this session's current context."""
+    return {row[0] for row in db.rows("SELECT record_id FROM session_seen WHERE session_id = ?",
+                                      (session_id,))}
+
+
+def mark_seen(db: Store, session_id: str, record_ids: Iterable[str]) -> None:
+    """Add ids to the session's injected set."""
+    db.conn.executemany("INSERT OR IGNORE INTO session_seen (session_id, record_id) VALUES (?, ?)",
+                        [(session_id, rid) for rid in record_ids])
+
+
+def reset_seen(db: Store, session_id: str) -> None:
+    """Forget what was injected (after compact or clear the context is gone)."""
+    db.execute("DELETE FROM session_seen WHERE session_id = ?", (session_id,))
+
+
+# ----------------------------------------------------------------------------------- receipts
+
+
+def add_receipt(db: Store, *, session_id: str, project_id: str, event: str, record_ids:
+                Sequence[str], scores: Sequence[float], tokens: int, chars: int,
+                source: str | None = None) -> int:
+    """Record one injection and add its tokens to the session's total; returns the receipt id."""
+    cursor = db.execute(
+        "INSERT INTO injections (session_id, project_id, event, source, record_ids, scores, "
+        "tokens, chars, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (session_id, project_id, event, source, json.dumps(list(record_ids)),
+         json.dumps([round(s, 4) for s in scores]), tokens, chars, now_iso()))
+    db.execute("UPDATE sessions SET tokens_injected = tokens_injected + ? WHERE session_id = ?",
+               (tokens, session_id))
+    return int(cursor.lastrowid or 0)
+
+
+def last_receipt(db: Store, session_id: str, event: str,
+                 source: str | None = None) -> Receipt | None:
+    """The latest receipt of an event (and source) in a session."""
+    sql = ("SELECT id, session_id, project_id, event, source, record_ids, scores, tokens, chars, "
+           "created_at FROM injections WHERE session_id = ? AND event = ?")
+    params: list[object] = [session_id, event]
+    if source is not None:
+        sql += " AND source = ?"
+        params.append(source)
+    row = db.one(sql + " ORDER BY id DESC LIMIT 1", params)
+    return _receipt(row) if row else None
+
+
+def receipts(db: Store, session_id: str) -> list[Receipt]:
+    """Every receipt of a session, oldest first."""
+    rows = db.rows("SELECT id, session_id, project_id, event, source, record_ids, scores, tokens, "
+                   "chars, created_at FROM injections WHERE session_id = ? ORDER BY id",
+                   (session_id,))
+    return [_receipt(row) for row in rows]
+
+
+def _receipt(row: Sequence[object]) -> Receipt:
+    values = list(row)
+    values[5] = tuple(json.loads(str(values[5])))
+    values[6] = tuple(json.loads(str(values[6])))
+    return Receipt(*values)  # type: ignore[arg-type]

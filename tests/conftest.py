@@ -1,0 +1,54 @@
+"""Test isolation: every test gets its own agentctx home and HOME in a temporary folder."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh ``AGENTCTX_HOME`` (and ``HOME``) per test; no ``AGENTCTX_*`` leaks in."""
+    base = tmp_path_factory.mktemp("home")
+    for key in list(os.environ):
+        if key.startswith("AGENTCTX_") or key in ("CLAUDE_CONFIG_DIR", "CLAUDE_PROJECT_DIR",
+                                                  "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"):
+            monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("HOME", str(base))
+    monkeypatch.setenv("AGENTCTX_HOME", str(base / ".agentctx"))
+    yield base / ".agentctx"
+
+
+@pytest.fixture
+def store(isolated_home: Path) -> Iterator["Store"]:
+    """An open store in the isolated home."""
+    from agentctx.store import Store
+
+    db = Store.open()
+    try:
+        yield db
+    finally:
+        db.close()
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """A git-looking project folder with an origin remote (no git binary needed)."""
+    root = tmp_path / "app"
+    (root / ".git").mkdir(parents=True)
+    (root / ".git" / "config").write_text(
+        '[core]\n\tbare = false\n[remote "origin"]\n\turl = git@github.com:acme/app.git\n'
+        '\tfetch = +refs/heads/*:refs/remotes/origin/*\n', encoding="utf-8")
+    (root / "src").mkdir()
+    return root
+
+
+if True:  # typing only; keeps the fixture annotation importable without the store at collection
+    from agentctx.store import Store  # noqa: E402
