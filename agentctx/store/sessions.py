@@ -157,3 +157,18 @@ def _receipt(row: Sequence[object]) -> Receipt:
     values[5] = tuple(json.loads(str(values[5])))
     values[6] = tuple(json.loads(str(values[6])))
     return Receipt(*values)  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ background-work handshake
+
+
+def mark_dirty(db: Store, session_id: str) -> None:
+    """Note that a session has new content while its extraction is already running."""
+    db.execute("UPDATE sessions SET extract_state = 'dirty' WHERE session_id = ?", (session_id,))
+
+
+def take_dirty(db: Store, session_id: str) -> bool:
+    """Clear the session's dirty mark; returns whether it was set (the runner then goes again)."""
+    cursor = db.execute("UPDATE sessions SET extract_state = NULL WHERE session_id = ? AND "
+                        "extract_state = 'dirty'", (session_id,))
+    return cursor.rowcount > 0
