@@ -1,0 +1,241 @@
+"""Project profile detection: name, stack, commands and entry points, read from build files.
+
+Facts come from ``pyproject.toml``, ``package.json``, ``Cargo.toml``, ``go.mod``, ``Makefile``,
+``justfile`` and the like, and are stored as ``profile`` records keyed by what they describe
+(``name``, ``stack``, ``command.test``, ``entry_points`` …), so a changed value supersedes the old
+one and an unchanged one is left alone. Explicit project commands (Makefile, justfile, package.json
+scripts) win over ecosystem defaults. Standard library only (the cwd-changed hook calls it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agentctx.store import records
+from agentctx.store.db import Store
+from agentctx.store.models import Draft, Project, Record
+
+COMMAND_KINDS = ("test", "build", "lint", "format", "run")
+_MAKE_TARGETS = {
+    "test": ("test", "tests", "check"),
+    "build": ("build", "all", "dist"),
+    "lint": ("lint", "check-lint", "typecheck"),
+    "format": ("fmt", "format"),
+    "run": ("run", "dev", "serve", "start", "demo"),
+}
+_FRAMEWORKS = {
+    "django": "Django", "flask": "Flask", "fastapi": "FastAPI", "textual": "Textual",
+    "typer": "Typer", "click": "Click", "pydantic": "Pydantic", "sqlalchemy": "SQLAlchemy",
+    "pytest": "pytest", "react": "React", "next": "Next.js", "vue": "Vue", "svelte": "Svelte",
+    "express": "Express", "hono": "Hono", "vite": "Vite", "vitest": "Vitest", "jest": "Jest",
+    "typescript": "TypeScript", "tokio": "Tokio", "axum": "Axum", "actix-web": "Actix",
+    "serde": "Serde", "clap": "clap",
+}
+
+
+class Fact(NamedTuple):
+    """One detected profile value."""
+
+    key: str
+    title: str
+    body: str
+
+
+def _load_toml(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, "rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _load_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _targets(path: Path, pattern: str) -> list[str]:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    found = re.findall(pattern, text, flags=re.MULTILINE)
+    return [t for t in dict.fromkeys(found) if not t.startswith(".")]
+
+
+def _dep_names(requirements: list[Any]) -> list[str]:
+    names = []
+    for item in requirements:
+        match = re.match(r"\s*([A-Za-z0-9_.-]+)", str(item))
+        if match:
+            names.append(match.group(1).lower().replace("_", "-"))
+    return names
+
+
+def detect(root: Path) -> list[Fact]:
+    """Every profile fact detectable in the folder ``root`` (nothing is written)."""
+    name: str | None = None
+    stack: list[str] = []
+    commands: dict[str, tuple[str, str]] = {}  # kind -> (command, where from)
+    entries: list[str] = []
+
+    def command(kind: str, text: str, origin: str) -> None:
+        commands.setdefault(kind, (text, origin))
+
+    # Explicit project commands first: they say how this project wants to be driven.
+    for file_name, runner, pattern in (
+        ("Makefile", "make", r"^([A-Za-z0-9_.-]+)\s*:(?!=)"),
+        ("makefile", "make", r"^([A-Za-z0-9_.-]+)\s*:(?!=)"),
+        ("justfile", "just", r"^@?([A-Za-z0-9_-]+)(?:\s+[^:=]*)?:(?!=)"),
+        ("Justfile", "just", r"^@?([A-Za-z0-9_-]+)(?:\s+[^:=]*)?:(?!=)"),
+    ):
+        path = root / file_name
+        if path.is_file():
+            targets = _targets(path, pattern)
+            for kind, names in _MAKE_TARGETS.items():
+                for target in names:
+                    if target in targets:
+                        command(kind, f"{runner} {target}", f"{file_name} target `{target}`")
+                        break
+
+    package = _load_json(root / "package.json")
+    if package:
+        name = name or package.get("name")
+        manager = ("pnpm" if (root / "pnpm-lock.yaml").exists() else
+                   "yarn" if (root / "yarn.lock").exists() else
+                   "bun" if (root / "bun.lockb").exists() or (root / "bun.lock").exists() else
+                   "npm")
+        scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
+        for kind, names in {"test": ("test",), "build": ("build",), "lint": ("lint",),
+                            "format": ("format", "fmt"), "run": ("dev", "start")}.items():
+            for script in names:
+                if script in scripts:
+                    text = f"{manager} test" if script == "test" else f"{manager} run {script}"
+                    command(kind, text, f"package.json script `{script}`")
+                    break
+        deps = {**(package.get("dependencies") or {}), **(package.get("devDependencies") or {})}
+        stack.append("TypeScript" if "typescript" in deps or (root / "tsconfig.json").exists()
+                     else "JavaScript")
+        stack.append("Node.js")
+        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in deps)
+        if isinstance(package.get("bin"), dict):
+            entries.extend(f"{k} → {v}" for k, v in package["bin"].items())
+        elif isinstance(package.get("main"), str):
+            entries.append(package["main"])
+
+    pyproject = _load_toml(root / "pyproject.toml")
+    if pyproject or (root / "setup.py").exists() or (root / "requirements.txt").exists():
+        meta = pyproject.get("project", {}) if isinstance(pyproject.get("project"), dict) else {}
+        poetry = pyproject.get("tool", {}).get("poetry", {})
+        name = name or meta.get("name") or poetry.get("name")
+        stack.append("Python")
+        requires = meta.get("requires-python")
+        if requires:
+            stack[-1] = f"Python {requires}"
+        deps = _dep_names(list(meta.get("dependencies", [])))
+        for group in (meta.get("optional-dependencies") or {}).values():
+            deps.extend(_dep_names(list(group)))
+        deps.extend(k.lower() for k in (poetry.get("dependencies") or {}))
+        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in deps)
+        prefix = ("uv run " if (root / "uv.lock").exists() else
+                  "poetry run " if (root / "poetry.lock").exists() else "")
+        tool = pyproject.get("tool", {})
+        if "pytest" in deps or "pytest" in tool or (root / "tests").is_dir():
+            command("test", f"{prefix}pytest", "Python project with tests")
+        if "ruff" in tool:
+            command("lint", f"{prefix}ruff check .", "[tool.ruff] in pyproject.toml")
+            command("format", f"{prefix}ruff format .", "[tool.ruff] in pyproject.toml")
+        elif "mypy" in tool:
+            command("lint", f"{prefix}mypy .", "[tool.mypy] in pyproject.toml")
+        if pyproject.get("build-system"):
+            builder = {"uv run ": "uv build", "poetry run ": "poetry build"}.get(
+                prefix, "python -m build")
+            command("build", builder, "[build-system] in pyproject.toml")
+        scripts = meta.get("scripts") or poetry.get("scripts") or {}
+        entries.extend(f"{k} → {v}" for k, v in scripts.items())
+        if scripts:
+            first = next(iter(scripts))
+            command("run", f"{prefix}{first}", "[project.scripts] in pyproject.toml")
+
+    cargo = _load_toml(root / "Cargo.toml")
+    if cargo:
+        name = name or cargo.get("package", {}).get("name")
+        stack.append("Rust")
+        deps = list(cargo.get("dependencies", {}))
+        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in deps)
+        for kind, text in (("test", "cargo test"), ("build", "cargo build"),
+                           ("lint", "cargo clippy"), ("format", "cargo fmt"),
+                           ("run", "cargo run")):
+            command(kind, text, "Cargo.toml")
+        if (root / "src" / "main.rs").exists():
+            entries.append("src/main.rs")
+
+    gomod = root / "go.mod"
+    if gomod.is_file():
+        module = _targets(gomod, r"^module\s+(\S+)")
+        name = name or (module[0].rsplit("/", 1)[-1] if module else None)
+        stack.append("Go")
+        for kind, text in (("test", "go test ./..."), ("build", "go build ./..."),
+                           ("lint", "go vet ./..."), ("format", "gofmt -w ."),
+                           ("run", "go run .")):
+            command(kind, text, "go.mod")
+        entries.extend(str(p.parent.relative_to(root)) for p in sorted(root.glob("cmd/*/main.go")))
+
+    for marker, label, test_cmd in (("pom.xml", "Java (Maven)", "mvn test"),
+                                    ("build.gradle", "JVM (Gradle)", "./gradlew test"),
+                                    ("build.gradle.kts", "Kotlin (Gradle)", "./gradlew test"),
+                                    ("Gemfile", "Ruby", "bundle exec rake test"),
+                                    ("mix.exs", "Elixir", "mix test")):
+        if (root / marker).exists():
+            stack.append(label)
+            command("test", test_cmd, marker)
+
+    facts = [Fact("name", f"Project name: {name or root.name}",
+                  f"Detected in {root}" if name else f"Folder name of {root}")]
+    if stack:
+        unique = list(dict.fromkeys(stack))
+        facts.append(Fact("stack", "Stack: " + ", ".join(unique),
+                          "Detected from the build files at the project root."))
+    for kind in COMMAND_KINDS:
+        if kind in commands:
+            text, origin = commands[kind]
+            facts.append(Fact(f"command.{kind}", f"{kind.capitalize()} command: {text}",
+                              f"From {origin}."))
+    if entries:
+        facts.append(Fact("entry_points", "Entry points: " + ", ".join(entries[:8]),
+                          "\n".join(entries)))
+    return facts
+
+
+def refresh(db: Store, project: Project) -> list[Record]:
+    """Detect the profile of ``project`` (at its root) and store it; returns the current values.
+
+    A changed value supersedes the previous record with the same key; an unchanged value is left
+    as it is (no write, no change-counter bump).
+    """
+    root = Path(project.root)
+    if not root.is_dir():
+        return []
+    stored = []
+    with db.write():
+        for fact in detect(root):
+            stored.append(records.add(db, Draft(type="profile", key=fact.key, title=fact.title,
+                                                body=fact.body, confidence="explicit",
+                                                source="detection"),
+                                      project_id=project.id))
+    return stored
+
+
+def current(db: Store, project_id: str) -> list[Record]:
+    """The project's current profile records, in a stable order (name, stack, commands …)."""
+    order = ["name", "stack", *(f"command.{k}" for k in COMMAND_KINDS), "entry_points"]
+    found = records.list_records(db, project_id=project_id, types=("profile",))
+    return sorted(found, key=lambda r: (order.index(r.key) if r.key in order else len(order),
+                                        r.key or "", r.title))
