@@ -1,0 +1,286 @@
+"""Administrative commands: status, projects, config, export, demo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from agentctx import __version__, config
+from agentctx.cli.common import (
+    JsonOption,
+    ProjectOption,
+    YesOption,
+    current_project,
+    fail,
+    open_store,
+    print_json,
+)
+from agentctx.store import SCHEMA_VERSION, ledger, stats
+from agentctx.store import projects as proj
+from agentctx.store.db import Store
+from agentctx.store.models import GLOBAL_PROJECT, Project
+
+projects_app = typer.Typer(help="List projects, or merge one into another.", no_args_is_help=False)
+config_app = typer.Typer(help="Read and change configuration (config.json + AGENTCTX_<KEY>).",
+                         no_args_is_help=True)
+
+
+# ----------------------------------------------------------------------------------- status
+
+
+def _status_data(db: Store, project: Project) -> dict[str, Any]:
+    counts = stats.record_counts(db, project.id)
+    global_counts = stats.record_counts(db, GLOBAL_PROJECT).get("preference", {})
+    cost = ledger.totals(db, project_id=project.id)
+    cap = config.Config.load().get_float("llm_cost_cap_usd")
+    data: dict[str, Any] = {
+        "version": __version__,
+        "store": {"path": str(db.path), "bytes": stats.store_size(db), "schema": SCHEMA_VERSION},
+        "project": {"id": project.id, "name": project.name, "root": project.root,
+                    "remote": project.remote, "paused": project.paused},
+        "records": counts,
+        "global_preferences": global_counts,
+        "injections": stats.injection_totals(db, project.id),
+        "extraction": {"calls": cost.calls, "usd": round(cost.usd, 6),
+                       "input_tokens": cost.input_tokens, "output_tokens": cost.output_tokens,
+                       "cache_write_tokens": cost.cache_write_tokens,
+                       "cache_read_tokens": cost.cache_read_tokens,
+                       "cap_usd_per_session": cap},
+        "sessions": [s._asdict() for s in stats.session_summaries(db, project.id)],
+    }
+    data.update(_consolidation_lists(db, project.id))
+    return data
+
+
+def _consolidation_lists(db: Store, project_id: str) -> dict[str, Any]:
+    """Merge and pruning candidates, once consolidation provides them."""
+    try:
+        from agentctx.consolidate import candidates
+    except ImportError:
+        return {}
+    lists: dict[str, Any] = {}
+    for name in ("merge_candidates", "prune_candidates"):
+        finder = getattr(candidates, name, None)
+        if finder is not None:
+            lists[name] = [item._asdict() if hasattr(item, "_asdict") else item
+                           for item in finder(db, project_id)]
+    return lists
+
+
+def status(project: str = ProjectOption, json_out: bool = JsonOption) -> None:
+    """What agentctx holds for this project and what it has cost: records, tokens, USD."""
+    with open_store() as db:
+        current = current_project(db, project)
+        data = _status_data(db, current)
+    if json_out:
+        print_json(data)
+        return
+    store = data["store"]
+    echo = typer.echo
+    echo(f"agentctx {__version__} · store {store['path']} ({store['bytes'] / 1e6:.1f} MB, "
+         f"schema {store['schema']})")
+    p = data["project"]
+    echo(f"project  {p['name']} ({p['id'][:12]}) {p['root']}" + ("  [paused]" if p["paused"]
+                                                               else ""))
+    counts: dict[str, dict[str, int]] = data["records"]
+    total = {k: sum(c[k] for c in counts.values()) for k in ("current", "superseded", "archived")}
+    echo(f"records  {total['current']} current · {total['superseded']} superseded · "
+         f"{total['archived']} archived")
+    if counts:
+        echo("         " + " · ".join(f"{t} {c['current']}" for t, c in sorted(counts.items())))
+    prefs = data["global_preferences"]
+    if prefs:
+        echo(f"profile  {prefs.get('current', 0)} global preferences")
+    inj = data["injections"]
+    echo(f"sessions {inj['sessions']} · tokens injected {inj['tokens']:,} "
+         f"(SessionStart {inj.get('tokens.SessionStart', 0):,} · per prompt "
+         f"{inj.get('tokens.UserPromptSubmit', 0):,})")
+    ext = data["extraction"]
+    echo(f"llm      {ext['calls']} calls · ${ext['usd']:.4f} · cap "
+         f"${ext['cap_usd_per_session']:.2f} per session")
+    if data["sessions"]:
+        echo("")
+        echo("recent sessions")
+        for s in data["sessions"]:
+            line = (f"  {s['started_at'][:16].replace('T', ' ')}  {s['session_id'][:8]}  "
+                    f"start {s['session_start_injections']}×/{s['session_start_tokens']:,}t · "
+                    f"prompts {s['prompt_injections']}×/{s['prompt_tokens']:,}t · "
+                    f"extraction ${s['extraction_usd']:.4f}")
+            if s["meta"].get("cost_cap_reached"):
+                line += "  [cost cap reached]"
+            echo(line)
+    for key, label in (("merge_candidates", "merge candidates"),
+                       ("prune_candidates", "pruning candidates")):
+        items = data.get(key)
+        if items:
+            echo("")
+            echo(f"{label} ({len(items)})")
+            for item in items[:10]:
+                echo(f"  {item}")
+
+
+# ----------------------------------------------------------------------------------- projects
+
+
+@projects_app.callback(invoke_without_command=True)
+def projects_list(ctx: typer.Context, json_out: bool = JsonOption) -> None:
+    """List every project with its current record count and last activity."""
+    if ctx.invoked_subcommand is not None:
+        return
+    with open_store() as db:
+        rows = proj.list_all(db)
+    if json_out:
+        print_json([{**p._asdict(), "records": n, "last_seen": seen} for p, n, seen in rows])
+        return
+    if not rows:
+        typer.echo("no projects yet")
+    for project, count, seen in rows:
+        typer.echo(f"{project.id[:12]}  {project.name:<20} {count:>5} records  "
+                   f"last {str(seen)[:10]}  {project.remote or project.root}"
+                   + ("  [paused]" if project.paused else ""))
+
+
+@projects_app.command("merge")
+def projects_merge(old: str = typer.Argument(..., help="Project to re-home (id, prefix, name)."),
+                   new: str = typer.Argument(..., help="Project that receives everything."),
+                   yes: bool = YesOption) -> None:
+    """Re-home every record of OLD into NEW (after a move or a new remote)."""
+    with open_store() as db:
+        source, target = proj.get(db, old), proj.get(db, new)
+        if not yes and not typer.confirm(f"Move everything from {source.name} ({source.id}) "
+                                         f"into {target.name} ({target.id})?", default=False):
+            fail("nothing merged")
+        moved = proj.merge(db, source.id, target.id)
+    typer.echo(f"moved {moved} records from {source.name} into {target.name}")
+
+
+# ----------------------------------------------------------------------------------- config
+
+
+@config_app.command("list")
+def config_list(json_out: bool = JsonOption) -> None:
+    """Every knob with its value, where the value comes from, and what it does."""
+    cfg = config.Config.load()
+    rows = [{"key": k.key, "value": cfg.get(k.key), "source": cfg.source(k.key),
+             "default": k.default, "doc": k.doc} for k in config.KNOBS.values()]
+    if json_out:
+        print_json(rows)
+        return
+    for row in rows:
+        marker = "" if row["source"] == "default" else f"  ({row['source']})"
+        typer.echo(f"{row['key']:<26} {_show(row['value']):<26}{marker}")
+        typer.echo(f"{'':<26} {row['doc']}")
+
+
+def _show(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
+
+
+@config_app.command("get")
+def config_get(key: str = typer.Argument(..., help="Knob name (see 'config list').")) -> None:
+    """Print one knob's value."""
+    typer.echo(_show(config.Config.load().get(key)))
+
+
+@config_app.command("set")
+def config_set(key: str = typer.Argument(..., help="Knob name."),
+               value: str = typer.Argument(..., help="New value (on/off for switches).")) -> None:
+    """Change a knob in config.json (the AGENTCTX_<KEY> variable still wins)."""
+    stored = config.set_value(key, value)
+    name = key.strip().lower().replace("-", "_")
+    typer.echo(f"{name} = {_show(stored)}")
+    if f"AGENTCTX_{name.upper()}" in os.environ:
+        typer.echo(f"note: AGENTCTX_{name.upper()} is set and overrides this", err=True)
+
+
+@config_app.command("unset")
+def config_unset(key: str = typer.Argument(..., help="Knob name.")) -> None:
+    """Remove a knob from config.json (back to its default)."""
+    removed = config.unset_value(key)
+    typer.echo(f"{key} reset to default" if removed else f"{key} was not set")
+
+
+# ----------------------------------------------------------------------------------- export
+
+
+def export(project: str = ProjectOption,
+           out: Path = typer.Option(None, "--out", "-o", help="Write to this file."),
+           superseded: bool = typer.Option(False, "--superseded",
+                                           help="Also list superseded records."),
+           ) -> None:
+    """Export the project's context as Markdown (by type, supersession chains shown)."""
+    from agentctx.export import render_markdown
+
+    with open_store() as db:
+        text = render_markdown(db, current_project(db, project), include_superseded=superseded)
+    if out is None:
+        typer.echo(text, nl=False)
+        return
+    out.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {out}")
+
+
+# ----------------------------------------------------------------------------------- demo
+
+
+def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and export instead."),
+         keep: Path = typer.Option(None, "--keep", help="Build the demo home here and keep it."),
+         ) -> None:
+    """Build a realistic demo store in a temporary home and open it."""
+    from agentctx import demo as demo_data
+
+    base = keep or Path(tempfile.mkdtemp(prefix="agentctx-demo-"))
+    if keep and keep.exists() and any(keep.iterdir()):
+        fail(f"{keep} is not empty; choose an empty or new folder")
+    home = base / "home"
+    os.environ[config.HOME_ENV] = str(home)
+    try:
+        config.ensure_home(home)
+        with Store.open(home / config.DB_NAME) as db:
+            project_id = demo_data.build(db, base / "harbor")
+        typer.echo(f"demo store: {home / config.DB_NAME} (project harbor, {project_id[:12]})",
+                   err=True)
+        if not no_tui and sys.stdout.isatty() and _tui_available():
+            from agentctx.tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+
+            run_tui(project=project_id)
+            return
+        with Store.open(home / config.DB_NAME) as db:
+            data = _status_data(db, proj.get(db, project_id))
+        os.chdir(base / "harbor")
+        status(project=project_id, json_out=False)
+        typer.echo("")
+        export(project=project_id, out=None, superseded=False)
+        if data["records"]:
+            typer.echo(f"\nTry: AGENTCTX_HOME={home} agentctx search 'how do we run tests'",
+                       err=True)
+    finally:
+        if keep is None and not _tui_available():
+            typer.echo(f"(the demo home is kept at {base} until you delete it)", err=True)
+        elif keep is None:
+            shutil.rmtree(base, ignore_errors=True)
+
+
+def _tui_available() -> bool:
+    try:
+        import agentctx.tui.app  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def register(app: typer.Typer) -> None:
+    """Add the administrative commands to the CLI."""
+    app.command()(status)
+    app.add_typer(projects_app, name="projects")
+    app.add_typer(config_app, name="config")
+    app.command()(export)
+    app.command()(demo)

@@ -1,0 +1,282 @@
+"""Record commands: record, list, search, show, edit, supersede, pin, unpin, history, forget."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import typer
+
+from agentctx.cli import render
+from agentctx.cli.common import (
+    JsonOption,
+    ProjectOption,
+    YesOption,
+    current_project,
+    fail,
+    open_store,
+    print_json,
+)
+from agentctx.store import graph
+from agentctx.store import records as rec
+from agentctx.store import search as srch
+from agentctx.store.models import RECORD_TYPES, Draft
+
+_TYPES_HELP = "Record type: " + ", ".join(RECORD_TYPES) + "."
+EDIT_MARKER = "--- body below this line ---"
+
+
+def _body(body: str | None) -> str:
+    """A body argument; ``-`` reads standard input."""
+    if body == "-":
+        return sys.stdin.read()
+    return body or ""
+
+
+def _check_type(type_: str) -> str:
+    if type_ not in RECORD_TYPES:
+        fail(f"unknown type {type_!r}; use one of {', '.join(RECORD_TYPES)}")
+    return type_
+
+
+def record(
+    type_: str = typer.Argument(..., metavar="TYPE", help=_TYPES_HELP),
+    title: str = typer.Argument(..., help="One-line title."),
+    body: str = typer.Option(None, "--body", "-b", help="Body text ('-' reads stdin)."),
+    scope: str = typer.Option("project", help="project, or global (preferences only)."),
+    key: str = typer.Option(None, help="Key for structured values (a new value supersedes)."),
+    valid_from: str = typer.Option(None, "--valid-from",
+                                   help="When the fact became true (ISO date; default now)."),
+    confidence: str = typer.Option("explicit", help="explicit, inferred or reinforced."),
+    pin: bool = typer.Option(False, "--pin", help="Pin it (always ranked first)."),
+    files: list[str] = typer.Option([], "--file", "-f", help="A file or module it applies to."),
+    project: str = ProjectOption,
+    json_out: bool = JsonOption,
+) -> None:
+    """Record a decision, convention, preference, discovery, bugfix or handover."""
+    with open_store() as db:
+        proj = current_project(db, project)
+        draft = Draft(type=_check_type(type_), title=title, body=_body(body), scope=scope,
+                      key=key, confidence=confidence, source="cli", valid_from=valid_from,
+                      pinned=pin)
+        with db.write():
+            created = rec.add(db, draft, project_id=proj.id)
+            for name in files:
+                kind = "module" if name.endswith("/") or "." not in Path(name).name else "file"
+                node = graph.ensure_node(db, created.project_id, kind,
+                                         graph.relative_name(name, proj.root).rstrip("/"))
+                graph.link_record(db, created.id, node)
+        if json_out:
+            print_json(render.record_dict(created))
+        else:
+            typer.echo(f"recorded {created.id} ({created.type}) in {proj.name}")
+
+
+def list_cmd(
+    types: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
+    superseded: bool = typer.Option(False, "--superseded", help="Include superseded records."),
+    pinned: bool = typer.Option(False, "--pinned", help="Only pinned records."),
+    as_of: str = typer.Option(None, "--as-of", help="What was in force at this date."),
+    limit: int = typer.Option(50, "--limit", "-n", min=1, help="At most this many."),
+    project: str = ProjectOption,
+    json_out: bool = JsonOption,
+) -> None:
+    """List the project's records, newest first (global preferences included)."""
+    for type_ in types:
+        _check_type(type_)
+    with open_store() as db:
+        proj = current_project(db, project)
+        if as_of:
+            found = rec.as_of(db, proj.id, as_of, types=types)[:limit]
+        else:
+            found = rec.list_records(db, project_id=proj.id, types=types, include_global=True,
+                                     include_superseded=superseded, pinned_only=pinned,
+                                     limit=limit)
+        shorts = rec.short_ids(db, [r.id for r in found])
+        if json_out:
+            print_json([render.record_dict(r, shorts[r.id]) for r in found])
+            return
+        if not found:
+            typer.echo(f"no records in {proj.name}" + (f" as of {as_of}" if as_of else ""))
+        for r in found:
+            typer.echo(render.line(r, shorts[r.id]))
+
+
+def search(
+    query: str = typer.Argument(..., help="What to look for, in your own words."),
+    types: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
+    file: str = typer.Option(None, "--file", "-f", help="Only records linked to this file."),
+    superseded: bool = typer.Option(False, "--superseded", help="Include superseded records."),
+    as_of: str = typer.Option(None, "--as-of", help="Search what was in force at this date."),
+    all_projects: bool = typer.Option(False, "--all-projects", help="Search every project."),
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="At most this many."),
+    project: str = ProjectOption,
+    json_out: bool = JsonOption,
+) -> None:
+    """Search records (FTS5 BM25, reranked by type, recency and confidence; pinned first)."""
+    for type_ in types:
+        _check_type(type_)
+    with open_store() as db:
+        project_id = None if all_projects else current_project(db, project).id
+        hits = srch.search(db, srch.Query(text=query, project_id=project_id, types=tuple(types),
+                                          file=file, include_superseded=superseded,
+                                          as_of=as_of, limit=limit))
+        shorts = rec.short_ids(db, [h.record.id for h in hits])
+        if json_out:
+            print_json([{**render.record_dict(h.record, shorts[h.record.id]),
+                         "rank": h.rank, "relevance": h.relevance, "matched": list(h.matched)}
+                        for h in hits])
+            return
+        if not hits:
+            typer.echo("no matches")
+        for hit in hits:
+            typer.echo(render.line(hit.record, shorts[hit.record.id],
+                                   f"  (relevance {hit.relevance:.2f})"))
+
+
+def show(record_id: str = typer.Argument(..., help="Record id or unambiguous prefix."),
+         json_out: bool = JsonOption) -> None:
+    """Show one record in full: body, validity, provenance, chain links, entities, edits."""
+    with open_store() as db:
+        record = rec.get(db, record_id)
+        if json_out:
+            data = render.record_dict(record)
+            data["entities"] = [{"kind": n.kind, "name": n.name, "rel": rel}
+                                for n, rel in graph.entities_of(db, record.id)]
+            data["edits"] = [dict(row) for row in rec.edits_of(db, record.id)]
+            print_json(data)
+        else:
+            typer.echo(render.detail(db, record))
+
+
+def edit(
+    record_id: str = typer.Argument(..., help="Record id or unambiguous prefix."),
+    title: str = typer.Option(None, "--title", help="New title (skips the editor)."),
+    body: str = typer.Option(None, "--body", help="New body, '-' reads stdin (skips the editor)."),
+) -> None:
+    """Correct a record in place (id kept, old values audited). Use supersede for new facts."""
+    with open_store() as db:
+        record = rec.get(db, record_id)
+        if title is None and body is None:
+            title, body = _edit_in_editor(record.title, record.body, record.id)
+            if title == record.title and body == record.body:
+                typer.echo("no change")
+                return
+        updated = rec.update(db, record.id, title=title, body=_body(body) if body else body,
+                             actor="cli")
+        typer.echo(f"updated {updated.id}")
+
+
+def _edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
+    if not editor:
+        fail("no $EDITOR set; pass --title and/or --body instead")
+    text = (f"# Editing {record_id}. Lines starting with '#' above the marker are ignored.\n"
+            f"# A change of meaning should be a supersede: agentctx supersede {record_id}\n"
+            f"{title}\n{EDIT_MARKER}\n{body}\n")
+    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as tmp:
+        tmp.write(text)
+        path = tmp.name
+    try:
+        result = subprocess.run([*shlex.split(editor), path], check=False)
+        if result.returncode != 0:
+            fail(f"the editor exited with status {result.returncode}; nothing changed")
+        edited = Path(path).read_text(encoding="utf-8")
+    finally:
+        os.unlink(path)
+    head, marker, new_body = edited.partition(EDIT_MARKER)
+    if not marker:
+        fail(f"the line {EDIT_MARKER!r} is missing; nothing changed")
+    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        fail("the title is empty; nothing changed")
+    return " ".join(lines), new_body.strip("\n")
+
+
+def supersede(
+    record_id: str = typer.Argument(..., help="The record that no longer holds."),
+    why: str = typer.Option(..., "--why", "-w", help="Rationale: why it no longer holds."),
+    body: str = typer.Option(None, "--body", "-b", help="Body of the new record ('-': stdin)."),
+    title: str = typer.Option(None, "--title", help="Title of the new record (default: same)."),
+    with_id: str = typer.Option(None, "--with",
+                                help="Supersede with this existing record instead."),
+    valid_from: str = typer.Option(None, "--valid-from", help="When the new fact became true."),
+    json_out: bool = JsonOption,
+) -> None:
+    """Replace a record with a successor, keeping the old one in history."""
+    if (body is None) == (with_id is None):
+        fail("give either --body for a new record or --with for an existing one")
+    with open_store() as db:
+        old = rec.get(db, record_id)
+        successor: Draft | str
+        if with_id:
+            successor = with_id
+        else:
+            successor = Draft(type="", title=title or "", body=_body(body), source="cli",
+                              confidence="explicit", valid_from=valid_from)
+        new = rec.supersede(db, old.id, successor, why, actor="cli")
+        if json_out:
+            print_json(render.record_dict(new))
+        else:
+            typer.echo(f"{old.id} superseded by {new.id}")
+
+
+def pin(record_id: str = typer.Argument(..., help="Record id or prefix.")) -> None:
+    """Pin a record: always ranked first, never pruned."""
+    with open_store() as db:
+        typer.echo(f"pinned {rec.set_pinned(db, record_id, True).id}")
+
+
+def unpin(record_id: str = typer.Argument(..., help="Record id or prefix.")) -> None:
+    """Unpin a record."""
+    with open_store() as db:
+        typer.echo(f"unpinned {rec.set_pinned(db, record_id, False).id}")
+
+
+def history(record_id: str = typer.Argument(..., help="Any record of the chain."),
+            json_out: bool = JsonOption) -> None:
+    """The whole supersession chain through a record, oldest first, with rationales."""
+    with open_store() as db:
+        chain = rec.history(db, record_id)
+        shorts = rec.short_ids(db, [r.id for r in chain])
+        if json_out:
+            print_json([{**render.record_dict(r, shorts[r.id]),
+                         "rationale": rec.supersession_note(db, r.superseded_by, r.id)
+                         if r.superseded_by else None} for r in chain])
+            return
+        for r in chain:
+            typer.echo(render.line(r, shorts[r.id]))
+            if r.superseded_by:
+                note = rec.supersession_note(db, r.superseded_by, r.id)
+                typer.echo(f"{'':12}   ↓ {note or 'superseded'}")
+
+
+def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
+           yes: bool = YesOption) -> None:
+    """Delete a record everywhere (for a leaked secret or a mistake). Cannot be undone."""
+    with open_store() as db:
+        record = rec.get(db, record_id)
+        if not yes and not typer.confirm(
+                f"Forget {record.id} ({record.type}: {record.title!r}) everywhere? "
+                "This cannot be undone", default=False):
+            fail("nothing forgotten")
+        rec.forget(db, record.id, actor="cli")
+        typer.echo(f"forgot {record.id}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the record commands to the CLI."""
+    app.command()(record)
+    app.command("list")(list_cmd)
+    app.command()(search)
+    app.command()(show)
+    app.command()(edit)
+    app.command()(supersede)
+    app.command()(pin)
+    app.command()(unpin)
+    app.command()(history)
+    app.command()(forget)

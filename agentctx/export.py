@@ -1,0 +1,81 @@
+"""Markdown export of a project's context: by type, current records first, chains shown.
+
+Deterministic for a given store: records are ordered by type, then ``valid_from``, then id, so an
+export can be diffed and reviewed.
+"""
+
+from __future__ import annotations
+
+from agentctx.store import records as rec
+from agentctx.store.db import Store
+from agentctx.store.ids import now_iso
+from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Project, Record
+
+_HEADINGS = {
+    "profile": "Project profile", "decision": "Decisions", "convention": "Conventions",
+    "preference": "Preferences", "discovery": "Discoveries", "bugfix": "Bugfixes",
+    "handover": "Handovers",
+}
+_ORDER = ("profile", "decision", "convention", "preference", "discovery", "bugfix", "handover")
+
+
+def _meta(record: Record) -> str:
+    parts = [f"`{record.id}`", f"valid from {record.valid_from[:10]}", record.confidence,
+             f"source {record.source}"]
+    if record.pinned:
+        parts.append("pinned")
+    if record.key:
+        parts.append(f"key `{record.key}`")
+    return " · ".join(parts)
+
+
+def _chain(db: Store, record: Record) -> list[str]:
+    chain = rec.history(db, record.id)
+    if len(chain) < 2:
+        return []
+    lines = ["", "History:"]
+    for item in chain:
+        until = f" → {item.superseded_at[:10]}" if item.superseded_at else " → now"
+        note = rec.supersession_note(db, item.superseded_by, item.id) if item.superseded_by else None
+        lines.append(f"- {item.valid_from[:10]}{until}: {item.title} (`{item.id}`)"
+                     + (f" — superseded because: {note}" if note else ""))
+    return lines
+
+
+def render_markdown(db: Store, project: Project, *, include_global: bool = True,
+                    include_superseded: bool = False, stamp: str | None = None) -> str:
+    """The whole project (and optionally the global profile) as one Markdown document."""
+    out = [f"# agentctx context — {project.name}", "",
+           f"Project `{project.id}` at `{project.root}`"
+           + (f", remote `{project.remote}`" if project.remote else "") + ".",
+           f"Exported {stamp or now_iso()}.", ""]
+    found = rec.list_records(db, project_id=project.id, include_superseded=include_superseded,
+                             oldest_first=True)
+    by_type: dict[str, list[Record]] = {t: [] for t in RECORD_TYPES}
+    for record in found:
+        by_type[record.type].append(record)
+    for type_ in _ORDER:
+        items = by_type[type_]
+        if not items:
+            continue
+        out.extend([f"## {_HEADINGS[type_]}", ""])
+        for record in items:
+            state = "" if record.current else " (superseded)"
+            out.append(f"### {record.title}{state}")
+            out.append(_meta(record))
+            if record.body:
+                out.extend(["", record.body])
+            if record.current:
+                out.extend(_chain(db, record))
+            out.append("")
+    if include_global and project.id != GLOBAL_PROJECT:
+        prefs = rec.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
+                                 oldest_first=True)
+        if prefs:
+            out.extend(["## Developer profile (global preferences)", ""])
+            for record in prefs:
+                out.append(f"- {record.title} — {record.confidence}"
+                           + (f" (reinforced {record.reinforce_count}x)"
+                              if record.reinforce_count else "") + f" `{record.id}`")
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
