@@ -81,6 +81,9 @@ KNOBS: dict[str, Knob] = {
         Knob("busy_timeout_ms", "int", 3000,
              "How long a writer waits for a locked store before giving up.", minimum=0,
              maximum=600000),
+        Knob("hook_busy_timeout_ms", "int", 1500,
+             "How long a hook waits for a locked store before giving up (it then fails open).",
+             minimum=0, maximum=30000),
         Knob("log_max_bytes", "int", 1_000_000,
              "Size at which logs/hooks.log is rotated.", minimum=10_000, maximum=100_000_000),
         # LLM extraction.
@@ -99,7 +102,11 @@ KNOBS: dict[str, Knob] = {
         # Embeddings and consolidation.
         Knob("embeddings", "bool", True, "Embed records during consolidation (model2vec)."),
         Knob("embed_model", "str", "minishlab/potion-base-8M",
-             "Embedding model: a local model2vec folder or a hub id downloaded into <home>/models."),
+             "Embedding model: a local model2vec folder, or a hub id downloaded into "
+             "<home>/models."),
+        Knob("vector_backend", "choice", "auto",
+             "Vector search: auto (sqlite-vec vec0 when this Python can load it, else an exact "
+             "numpy scan) or numpy.", choices=("auto", "numpy")),
         Knob("consolidate_time_limit_s", "int", 60, "Time box of one consolidation run, seconds.",
              minimum=1, maximum=3600),
         Knob("near_duplicate_cosine", "float", 0.92,
@@ -208,7 +215,8 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     try:
         data = json.loads(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{target} is not valid JSON (line {exc.lineno}): fix or delete it") from None
+        raise ConfigError(
+            f"{target} is not valid JSON (line {exc.lineno}): fix or delete it") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{target} must hold a JSON object")
     return data

@@ -9,7 +9,7 @@ measured with the one estimator on the text that would have been injected.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
@@ -147,7 +147,8 @@ SINGLES: list[Spec] = [
          "Release them before returning a connection to the pool, or the next user of the "
          "connection holds the lock.", confidence="inferred"),
     Spec(75, "discovery", "The payment provider's webhooks retry for 72 h with the same event id",
-         "Deduplicate on event id; a 2xx within 10 s stops retries.", files=("harbor/webhooks.py",)),
+         "Deduplicate on event id; a 2xx within 10 s stops retries.",
+         files=("harbor/webhooks.py",)),
     Spec(65, "discovery", "Alembic autogenerate misses changes to server defaults",
          "Write server_default changes by hand in the migration."),
     Spec(40, "discovery", "uvicorn --reload does not watch .sql files",
@@ -210,7 +211,7 @@ def write_project(folder: Path) -> Path:
 
 def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
     """Build the demo history into ``db`` for the project at ``folder``; returns its project id."""
-    moment = now or datetime.now(timezone.utc)
+    moment = now or datetime.now(UTC)
     write_project(folder)
     webhooks = folder.parent / "harbor-webhooks"
     webhooks.mkdir(exist_ok=True)

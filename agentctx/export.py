@@ -36,7 +36,8 @@ def _chain(db: Store, record: Record) -> list[str]:
     lines = ["", "History:"]
     for item in chain:
         until = f" → {item.superseded_at[:10]}" if item.superseded_at else " → now"
-        note = rec.supersession_note(db, item.superseded_by, item.id) if item.superseded_by else None
+        note = (rec.supersession_note(db, item.superseded_by, item.id)
+                if item.superseded_by else None)
         lines.append(f"- {item.valid_from[:10]}{until}: {item.title} (`{item.id}`)"
                      + (f" — superseded because: {note}" if note else ""))
     return lines

@@ -112,19 +112,21 @@ def detect(root: Path) -> list[Fact]:
                    "yarn" if (root / "yarn.lock").exists() else
                    "bun" if (root / "bun.lockb").exists() or (root / "bun.lock").exists() else
                    "npm")
-        scripts = package.get("scripts") if isinstance(package.get("scripts"), dict) else {}
+        raw_scripts = package.get("scripts")
+        npm_scripts: dict[str, Any] = raw_scripts if isinstance(raw_scripts, dict) else {}
         for kind, names in {"test": ("test",), "build": ("build",), "lint": ("lint",),
                             "format": ("format", "fmt"), "run": ("dev", "start")}.items():
             for script in names:
-                if script in scripts:
+                if script in npm_scripts:
                     text = f"{manager} test" if script == "test" else f"{manager} run {script}"
                     command(kind, text, f"package.json script `{script}`")
                     break
-        deps = {**(package.get("dependencies") or {}), **(package.get("devDependencies") or {})}
-        stack.append("TypeScript" if "typescript" in deps or (root / "tsconfig.json").exists()
+        node_deps = {**(package.get("dependencies") or {}),
+                     **(package.get("devDependencies") or {})}
+        stack.append("TypeScript" if "typescript" in node_deps or (root / "tsconfig.json").exists()
                      else "JavaScript")
         stack.append("Node.js")
-        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in deps)
+        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in node_deps)
         if isinstance(package.get("bin"), dict):
             entries.extend(f"{k} → {v}" for k, v in package["bin"].items())
         elif isinstance(package.get("main"), str):
@@ -158,18 +160,18 @@ def detect(root: Path) -> list[Fact]:
             builder = {"uv run ": "uv build", "poetry run ": "poetry build"}.get(
                 prefix, "python -m build")
             command("build", builder, "[build-system] in pyproject.toml")
-        scripts = meta.get("scripts") or poetry.get("scripts") or {}
-        entries.extend(f"{k} → {v}" for k, v in scripts.items())
-        if scripts:
-            first = next(iter(scripts))
+        py_scripts: dict[str, Any] = meta.get("scripts") or poetry.get("scripts") or {}
+        entries.extend(f"{k} → {v}" for k, v in py_scripts.items())
+        if py_scripts:
+            first = next(iter(py_scripts))
             command("run", f"{prefix}{first}", "[project.scripts] in pyproject.toml")
 
     cargo = _load_toml(root / "Cargo.toml")
     if cargo:
         name = name or cargo.get("package", {}).get("name")
         stack.append("Rust")
-        deps = list(cargo.get("dependencies", {}))
-        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in deps)
+        crates = list(cargo.get("dependencies", {}))
+        stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in crates)
         for kind, text in (("test", "cargo test"), ("build", "cargo build"),
                            ("lint", "cargo clippy"), ("format", "cargo fmt"),
                            ("run", "cargo run")):

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from agentctx.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -27,10 +31,8 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory,
 
 
 @pytest.fixture
-def store(isolated_home: Path) -> Iterator["Store"]:
+def store(isolated_home: Path) -> Iterator[Store]:
     """An open store in the isolated home."""
-    from agentctx.store import Store
-
     db = Store.open()
     try:
         yield db
@@ -50,5 +52,9 @@ def project_dir(tmp_path: Path) -> Path:
     return root
 
 
-if True:  # typing only; keeps the fixture annotation importable without the store at collection
-    from agentctx.store import Store  # noqa: E402
+def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real ``agentctx`` command in a subprocess (the isolated environment applies)."""
+    return subprocess.run([sys.executable, "-m", "agentctx", *args], cwd=cwd, input=stdin,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})

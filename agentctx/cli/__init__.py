@@ -38,10 +38,12 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _register() -> None:
-    from agentctx.cli import admin, records
+    from agentctx.cli import admin, install, mcp, records
 
     records.register(app)
     admin.register(app)
+    mcp.register(app)
+    install.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

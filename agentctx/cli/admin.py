@@ -73,7 +73,7 @@ def _consolidation_lists(db: Store, project_id: str) -> dict[str, Any]:
     return lists
 
 
-def status(project: str = ProjectOption, json_out: bool = JsonOption) -> None:
+def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """What agentctx holds for this project and what it has cost: records, tokens, USD."""
     with open_store() as db:
         current = current_project(db, project)
@@ -211,8 +211,8 @@ def config_unset(key: str = typer.Argument(..., help="Knob name.")) -> None:
 # ----------------------------------------------------------------------------------- export
 
 
-def export(project: str = ProjectOption,
-           out: Path = typer.Option(None, "--out", "-o", help="Write to this file."),
+def export(project: str | None = ProjectOption,
+           out: Path | None = typer.Option(None, "--out", "-o", help="Write to this file."),
            superseded: bool = typer.Option(False, "--superseded",
                                            help="Also list superseded records."),
            ) -> None:
@@ -232,7 +232,8 @@ def export(project: str = ProjectOption,
 
 
 def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and export instead."),
-         keep: Path = typer.Option(None, "--keep", help="Build the demo home here and keep it."),
+         keep: Path | None = typer.Option(None, "--keep",
+                                          help="Build the demo home here and keep it."),
          ) -> None:
     """Build a realistic demo store in a temporary home and open it."""
     from agentctx import demo as demo_data
@@ -249,7 +250,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         typer.echo(f"demo store: {home / config.DB_NAME} (project harbor, {project_id[:12]})",
                    err=True)
         if not no_tui and sys.stdout.isatty() and _tui_available():
-            from agentctx.tui.app import run_tui  # type: ignore[import-not-found,unused-ignore]
+            from agentctx.tui.app import run_tui  # type: ignore[import-not-found,import-untyped,unused-ignore]
 
             run_tui(project=project_id)
             return
@@ -271,7 +272,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
 
 def _tui_available() -> bool:
     try:
-        import agentctx.tui.app  # type: ignore[import-not-found,unused-ignore]  # noqa: F401
+        import agentctx.tui.app  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: F401
     except ImportError:
         return False
     return True

@@ -46,15 +46,16 @@ def _check_type(type_: str) -> str:
 def record(
     type_: str = typer.Argument(..., metavar="TYPE", help=_TYPES_HELP),
     title: str = typer.Argument(..., help="One-line title."),
-    body: str = typer.Option(None, "--body", "-b", help="Body text ('-' reads stdin)."),
+    body: str | None = typer.Option(None, "--body", "-b", help="Body text ('-' reads stdin)."),
     scope: str = typer.Option("project", help="project, or global (preferences only)."),
-    key: str = typer.Option(None, help="Key for structured values (a new value supersedes)."),
-    valid_from: str = typer.Option(None, "--valid-from",
-                                   help="When the fact became true (ISO date; default now)."),
+    key: str | None = typer.Option(None,
+                                   help="Key for structured values (a new value supersedes)."),
+    valid_from: str | None = typer.Option(None, "--valid-from",
+                                          help="When the fact became true (default now)."),
     confidence: str = typer.Option("explicit", help="explicit, inferred or reinforced."),
     pin: bool = typer.Option(False, "--pin", help="Pin it (always ranked first)."),
     files: list[str] = typer.Option([], "--file", "-f", help="A file or module it applies to."),
-    project: str = ProjectOption,
+    project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
     """Record a decision, convention, preference, discovery, bugfix or handover."""
@@ -80,9 +81,9 @@ def list_cmd(
     types: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
     superseded: bool = typer.Option(False, "--superseded", help="Include superseded records."),
     pinned: bool = typer.Option(False, "--pinned", help="Only pinned records."),
-    as_of: str = typer.Option(None, "--as-of", help="What was in force at this date."),
+    as_of: str | None = typer.Option(None, "--as-of", help="What was in force at this date."),
     limit: int = typer.Option(50, "--limit", "-n", min=1, help="At most this many."),
-    project: str = ProjectOption,
+    project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
     """List the project's records, newest first (global preferences included)."""
@@ -109,12 +110,13 @@ def list_cmd(
 def search(
     query: str = typer.Argument(..., help="What to look for, in your own words."),
     types: list[str] = typer.Option([], "--type", "-t", help="Only these types (repeatable)."),
-    file: str = typer.Option(None, "--file", "-f", help="Only records linked to this file."),
+    file: str | None = typer.Option(None, "--file", "-f", help="Only records linked to this file."),
     superseded: bool = typer.Option(False, "--superseded", help="Include superseded records."),
-    as_of: str = typer.Option(None, "--as-of", help="Search what was in force at this date."),
+    as_of: str | None = typer.Option(None, "--as-of",
+                                     help="Search what was in force at this date."),
     all_projects: bool = typer.Option(False, "--all-projects", help="Search every project."),
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="At most this many."),
-    project: str = ProjectOption,
+    project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
     """Search records (FTS5 BM25, reranked by type, recency and confidence; pinned first)."""
@@ -155,8 +157,9 @@ def show(record_id: str = typer.Argument(..., help="Record id or unambiguous pre
 
 def edit(
     record_id: str = typer.Argument(..., help="Record id or unambiguous prefix."),
-    title: str = typer.Option(None, "--title", help="New title (skips the editor)."),
-    body: str = typer.Option(None, "--body", help="New body, '-' reads stdin (skips the editor)."),
+    title: str | None = typer.Option(None, "--title", help="New title (skips the editor)."),
+    body: str | None = typer.Option(None, "--body",
+                                    help="New body, '-' reads stdin (skips the editor)."),
 ) -> None:
     """Correct a record in place (id kept, old values audited). Use supersede for new facts."""
     with open_store() as db:
@@ -200,11 +203,14 @@ def _edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
 def supersede(
     record_id: str = typer.Argument(..., help="The record that no longer holds."),
     why: str = typer.Option(..., "--why", "-w", help="Rationale: why it no longer holds."),
-    body: str = typer.Option(None, "--body", "-b", help="Body of the new record ('-': stdin)."),
-    title: str = typer.Option(None, "--title", help="Title of the new record (default: same)."),
-    with_id: str = typer.Option(None, "--with",
+    body: str | None = typer.Option(None, "--body", "-b",
+                                    help="Body of the new record ('-': stdin)."),
+    title: str | None = typer.Option(None, "--title",
+                                     help="Title of the new record (default: same)."),
+    with_id: str | None = typer.Option(None, "--with",
                                 help="Supersede with this existing record instead."),
-    valid_from: str = typer.Option(None, "--valid-from", help="When the new fact became true."),
+    valid_from: str | None = typer.Option(None, "--valid-from",
+                                          help="When the new fact became true."),
     json_out: bool = JsonOption,
 ) -> None:
     """Replace a record with a successor, keeping the old one in history."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ULID_LENGTH = 26
@@ -33,14 +33,14 @@ def normalize_prefix(text: str) -> str:
 
 def now_iso() -> str:
     """The current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
-    return to_iso(datetime.now(timezone.utc))
+    return to_iso(datetime.now(UTC))
 
 
 def to_iso(moment: datetime) -> str:
     """Format an aware (or naive, taken as UTC) datetime the way the store keeps times."""
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    moment = moment.astimezone(timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
@@ -59,7 +59,7 @@ def parse_time(text: str) -> datetime:
         raise ValueError(f"not an ISO date or time: {text!r} (try 2026-04-01 or "
                          "2026-04-01T09:30:00Z)") from None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return moment
 
 

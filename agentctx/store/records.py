@@ -41,7 +41,7 @@ def from_row(row: sqlite3.Row | Sequence[object], archived: bool = False) -> Rec
     values = list(row)[:23]
     values[8] = bool(values[8])  # pinned
     values[21] = bool(values[21])  # pending_embedding
-    return Record(*values, archived=archived)  # type: ignore[arg-type]
+    return Record._make([*values, archived])
 
 
 # ----------------------------------------------------------------------------------- ids
@@ -80,7 +80,7 @@ def short_ids(db: Store, ids: Iterable[str]) -> dict[str, str]:
                 neighbour = db.scalar(sql, (rid,))
                 if neighbour:
                     common = 0
-                    for a, b in zip(rid, neighbour):
+                    for a, b in zip(rid, neighbour, strict=False):
                         if a != b:
                             break
                         common += 1

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from sqlite_utils import Database, Migrations
+from sqlite_utils.db import Table
 
 from agentctx.store.db import SCHEMA_VERSION
 
@@ -83,7 +84,9 @@ def m001_initial(db: Database) -> None:
     # Full-text index: sqlite-utils creates the external-content table; the triggers are written
     # here because sqlite-utils' update trigger fires on any column, and bumping access counters
     # must never re-index a row.
-    db["records"].enable_fts(["title", "body", "project_id"], tokenize="porter unicode61",
+    records_table = db["records"]
+    assert isinstance(records_table, Table)
+    records_table.enable_fts(["title", "body", "project_id"], tokenize="porter unicode61",
                              create_triggers=False)
     db.execute("INSERT INTO records_fts(records_fts, rank) VALUES ('rank', 'bm25(2.0, 1.0, 0.0)')")
     db.execute("""CREATE TRIGGER records_fts_ai AFTER INSERT ON records BEGIN

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from agentctx.store import records as rec
@@ -33,8 +33,10 @@ from agentctx.store.textproc import fts_phrase, query_terms
 
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
-# A term found in more than this share of records is matched but not used to select candidates.
+# In a large store, a term found in more than this share of records is matched but not used to
+# select candidates (it would pull in half the store for almost no BM25 weight).
 COMMON_TERM_SHARE = 0.5
+COMMON_TERM_MIN_RECORDS = 2000
 
 
 class Query(NamedTuple):
@@ -147,7 +149,9 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     if not present:
         return []
     idf = {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    selective = [t for t in present if df[t] <= COMMON_TERM_SHARE * total] or present
+    selective = present
+    if total >= COMMON_TERM_MIN_RECORDS:
+        selective = [t for t in present if df[t] <= COMMON_TERM_SHARE * total] or present
     match = "{title body} : (" + " OR ".join(fts_phrase(t) for t in selective) + ")"
     projects = _projects(query)
     if projects:
@@ -166,7 +170,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     pks = [row[0] for row in rows]
     matched = _matched_terms(db, terms, df, pks)
     denominator = sum(idf.values())
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     hits = []
     for row in rows:
         record = rec.from_row(row)
@@ -208,7 +212,7 @@ def _search_like(db: Store, query: Query, limit: int) -> list[Hit]:
     rows = db.rows(f"SELECT {_prefixed_columns()} FROM records r WHERE {where} AND "
                    f"({' OR '.join(likes)}) ORDER BY r.valid_from DESC LIMIT {CANDIDATE_POOL}",
                    [*params, *like_params])
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     hits = []
     for row in rows:
         record = rec.from_row(row)

@@ -106,3 +106,9 @@ def injection_totals(db: Store, project_id: str | None = None) -> dict[str, int]
         totals[f"tokens.{event}"] = int(tokens)
         totals[f"injections.{event}"] = int(count)
     return totals
+
+
+def drift_count(db: Store, project_id: str, threshold: float) -> int:
+    """How many current records of a project have a CLAUDE.md drift score above ``threshold``."""
+    return int(db.scalar("SELECT count(*) FROM records WHERE project_id = ? AND superseded_at IS "
+                         "NULL AND claudemd_drift_score > ?", (project_id, threshold)) or 0)

@@ -13,20 +13,22 @@ import unicodedata
 
 MAX_TERMS = 32
 
-STOP_WORDS = frozenset("""
+_STOP_WORD_TEXT = """
 a about above after again against all also am an and any are aren't as at be because been before
 being below between both but by can can't cannot could couldn't did didn't do does doesn't doing
 don't down during each either else ever every few for from further get gets got had hadn't has
 hasn't have haven't having he her here hers herself him himself his how i if in into is isn't it
-it's its itself just let let's me more most much must my myself no nor not now of off on once only
-or other ought our ours ourselves out over own same shall she should shouldn't so some such than
-that that's the their theirs them themselves then there there's these they this those through to
-too under until up upon us very was wasn't we were weren't what what's when where which while who
-whom whose why will with won't would wouldn't yet you your yours yourself yourselves
-hey hi hello please thanks thank ok okay yes yeah sure just really actually basically maybe
-perhaps kind sort thing things stuff anything something everything lot lots
-one ones via etc eg ie re ll ve s t d m
-""".split())
+it's its itself just let let's me more most much must my myself no nor not now of off on once
+only or other ought our ours ourselves out over own same shall she should shouldn't so some such
+than that that's the their theirs them themselves then there there's these they this those
+through to too under until up upon us very was wasn't we were weren't what what's when where
+which while who whom whose why will with won't would wouldn't yet you your yours yourself
+yourselves hey hi hello please thanks thank ok okay yes yeah sure just really actually basically
+maybe perhaps kind sort thing things stuff anything something everything lot lots one ones via
+etc eg ie re ll ve s t d m aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren
+won wouldn
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 
 _WORD = re.compile(r"[^\W_]+")
 

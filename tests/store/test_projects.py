@@ -1,0 +1,69 @@
+"""Project resolution (cached), worktrees, pause and merge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentctx.store import Store, graph, projects, records, sessions
+from agentctx.store.models import Draft
+
+
+def add_worktree(main: Path, name: str) -> Path:
+    tree = main.parent / name
+    tree.mkdir()
+    gitdir = main / ".git" / "worktrees" / name
+    gitdir.mkdir(parents=True)
+    (gitdir / "commondir").write_text("../..\n", encoding="utf-8")
+    (tree / ".git").write_text(f"gitdir: {gitdir}\n", encoding="utf-8")
+    return tree
+
+
+def test_subfolders_and_worktrees_share_one_project(store: Store, project_dir: Path) -> None:
+    main = projects.resolve(store, str(project_dir))
+    sub = projects.resolve(store, str(project_dir / "src"))
+    tree = add_worktree(project_dir, "feature")
+    other = projects.resolve(store, str(tree))
+    assert main.project.id == sub.project.id == other.project.id
+    assert main.project.remote == "github.com/acme/app" and main.project.name == "app"
+    assert main.worktree == str(project_dir.resolve())
+    assert other.worktree == str(tree.resolve()) != main.worktree
+
+
+def test_two_repos_with_the_same_folder_name_do_not_mix(store: Store, tmp_path: Path) -> None:
+    a, b = tmp_path / "one" / "api", tmp_path / "two" / "api"
+    a.mkdir(parents=True)
+    b.mkdir(parents=True)
+    assert projects.resolve(store, str(a)).project.id != projects.resolve(store, str(b)).project.id
+
+
+def test_pause_and_list(store: Store, project_dir: Path) -> None:
+    pid = projects.resolve(store, str(project_dir)).project.id
+    records.add(store, Draft(type="decision", title="x"), project_id=pid)
+    assert projects.set_paused(store, "app", True).paused
+    assert projects.resolve(store, str(project_dir)).project.paused
+    [(listed, count, _)] = projects.list_all(store)
+    assert listed.id == pid and count == 1
+
+
+def test_merge_rehomes_everything(store: Store, tmp_path: Path, project_dir: Path) -> None:
+    old_dir = tmp_path / "old-location"
+    old_dir.mkdir()
+    old = projects.resolve(store, str(old_dir)).project
+    new = projects.resolve(store, str(project_dir)).project
+    a = records.add(store, Draft(type="decision", title="Use gRPC"), project_id=old.id)
+    records.add(store, Draft(type="profile", title="Test: pytest", key="command.test"),
+                project_id=old.id)
+    newer = records.add(store, Draft(type="profile", title="Test: make test",
+                                     key="command.test"), project_id=new.id)
+    for pid in (old.id, new.id):
+        node = graph.ensure_node(store, pid, "file", "src/main.py")
+        graph.link_record(store, a.id, node)
+    sessions.ensure(store, "s1", old.id)
+    moved = projects.merge(store, old.id, new.id)
+    assert moved == 2
+    assert records.get(store, a.id).project_id == new.id
+    assert sessions.get(store, "s1").project_id == new.id  # type: ignore[union-attr]
+    assert records.find_current_by_key(store, new.id, "profile", "command.test") == newer
+    assert store.scalar("SELECT count(*) FROM nodes WHERE name = 'src/main.py'") == 1
+    assert [p.id for p, _, _ in projects.list_all(store)] == [new.id]
+    assert projects.resolve(store, str(old_dir)).project.id == new.id

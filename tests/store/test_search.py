@@ -1,0 +1,133 @@
+"""The one search function: safe on any input, ranked, filtered, degrading cleanly."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from agentctx.store import Store, graph, records
+from agentctx.store.models import Draft
+from agentctx.store.search import Query, search
+
+P = "proj-a"
+
+
+@pytest.fixture
+def seeded(store: Store) -> Store:
+    def add(title: str, body: str = "", type_: str = "decision", **kw: object) -> str:
+        return records.add(store, Draft(type=type_, title=title, body=body, **kw),  # type: ignore[arg-type]
+                           project_id=str(kw.pop("project", P)) if "project" in kw else P).id
+
+    add("Internal API uses gRPC", "Services talk protobuf over gRPC; REST was too slow.")
+    add("Tests run with pytest -n auto", "xdist parallelism; no shared state across workers.")
+    add("Money is integer cents", "Never floats for amounts.", pinned=True)
+    add("Postgres advisory locks are session scoped", "Release before returning to the pool.",
+        "discovery")
+    add("Webhook handler crashed on unknown event types", "KeyError on new types.", "bugfix")
+    add("useAuthStore holds the session token", "The React store in web/auth.ts.", "discovery")
+    for i in range(30):
+        add(f"Filler decision {i} about logging format", f"structlog key value pairs {i}",
+            "convention")
+    records.add(store, Draft(type="decision", title="Other project uses gRPC too"),
+                project_id="proj-b")
+    return store
+
+
+def titles(db: Store, text: str, **kw: object) -> list[str]:
+    return [h.record.title for h in search(db, Query(text=text, project_id=P, **kw))]  # type: ignore[arg-type]
+
+
+def test_finds_by_words_with_stop_words_dropped(seeded: Store) -> None:
+    assert titles(seeded, "what do we use for the internal API?")[0] == "Internal API uses gRPC"
+    assert titles(seeded, "where is useAuthStore")[0] == "useAuthStore holds the session token"
+
+
+def test_or_semantics_and_relevance(seeded: Store) -> None:
+    hits = search(seeded, Query(text="grpc protobuf kubernetes", project_id=P))
+    assert hits[0].record.title == "Internal API uses gRPC"
+    assert set(hits[0].matched) == {"grpc", "protobuf"}
+    assert 0 < hits[0].relevance < 1  # 'kubernetes' matched nothing and weighs in
+    full = search(seeded, Query(text="grpc protobuf", project_id=P))[0]
+    assert full.relevance == pytest.approx(1.0)
+
+
+def test_project_scoping(seeded: Store) -> None:
+    assert "Other project uses gRPC too" not in titles(seeded, "grpc")
+    everywhere = [h.record.title for h in search(seeded, Query(text="grpc"))]
+    assert "Other project uses gRPC too" in everywhere
+
+
+def test_pinned_records_come_first(seeded: Store) -> None:
+    hits = titles(seeded, "integer cents grpc")
+    assert hits[0] == "Money is integer cents"
+
+
+def test_superseded_records_are_hidden_unless_asked(seeded: Store) -> None:
+    old = search(seeded, Query(text="grpc", project_id=P))[0].record
+    records.supersede(seeded, old.id, Draft(type="", title="Internal API uses connect-rpc",
+                                            body="grpc plus http json"), "browser clients")
+    current = titles(seeded, "grpc")
+    assert "Internal API uses gRPC" not in current
+    assert current[0] == "Internal API uses connect-rpc"
+    both = titles(seeded, "grpc", include_superseded=True)
+    assert both.index("Internal API uses connect-rpc") < both.index("Internal API uses gRPC")
+
+
+def test_type_and_file_filters(seeded: Store) -> None:
+    assert set(titles(seeded, "session", types=("discovery",))) == {
+        "Postgres advisory locks are session scoped", "useAuthStore holds the session token"}
+    target = search(seeded, Query(text="webhook", project_id=P))[0].record
+    node = graph.ensure_node(seeded, P, "file", "harbor/webhooks.py")
+    graph.link_record(seeded, target.id, node)
+    assert titles(seeded, "handler types", file="harbor/webhooks.py") == [target.title]
+    assert titles(seeded, "handler types", file="webhooks.py") == [target.title]
+    assert titles(seeded, "handler types", file="other.py") == []
+
+
+def test_fixed_candidate_pool_keeps_top_k_stable(seeded: Store) -> None:
+    ten = titles(seeded, "logging format structlog decision", limit=10)
+    five = titles(seeded, "logging format structlog decision", limit=5)
+    assert ten[:5] == five
+
+
+@pytest.mark.parametrize("text", [
+    '"', "NEAR(a b)", "a*", "-grpc", "title:grpc", "(((", "AND OR NOT", "ünïcödé ✓ 日本語",
+    "", "   ", "'; DROP TABLE records; --", "{title}: x", "^start", "a\x00b",
+])
+def test_hostile_queries_never_raise(seeded: Store, text: str) -> None:
+    search(seeded, Query(text=text, project_id=P))
+
+
+@settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=80))
+def test_any_text_is_a_valid_query(seeded: Store, text: str) -> None:
+    for hit in search(seeded, Query(text=text, project_id=P, limit=3)):
+        assert 0.0 <= hit.relevance <= 1.0
+
+
+@pytest.mark.parametrize("backend", ["like", "pinned"])
+def test_degradation_ladder(seeded: Store, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCTX_SEARCH", backend)
+    found = titles(seeded, "grpc protobuf")
+    if backend == "like":
+        assert found[0] == "Internal API uses gRPC"
+    else:
+        assert found == ["Money is integer cents"]
+
+
+def test_missing_fts_falls_back_to_like(seeded: Store) -> None:
+    seeded.execute("DROP TABLE records_fts")
+    assert seeded.has_fts() is False
+    for trigger in ("records_fts_ai", "records_fts_ad", "records_fts_au"):
+        seeded.execute(f"DROP TRIGGER {trigger}")
+    assert titles(seeded, "grpc")[0] == "Internal API uses gRPC"
+
+
+def test_as_of_search_sees_the_past(seeded: Store) -> None:
+    old = records.add(seeded, Draft(type="decision", title="Deploy with Heroku",
+                                    valid_from="2026-01-01"), project_id=P)
+    records.supersede(seeded, old.id, Draft(type="", title="Deploy with Fly",
+                                            valid_from="2026-06-01"), "cost")
+    assert titles(seeded, "deploy", as_of="2026-03-01") == ["Deploy with Heroku"]
+    assert titles(seeded, "deploy") == ["Deploy with Fly"]
