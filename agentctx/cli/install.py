@@ -1,0 +1,203 @@
+"""``agentctx init``, ``uninstall`` and ``doctor``: set up, take down and check the installation."""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+import sys
+from pathlib import Path
+
+import typer
+
+from agentctx import config
+from agentctx.cli.common import JsonOption, YesOption, fail, print_json
+from agentctx.install import InstallError, Step
+from agentctx.install import jsonfile as jf
+
+HOME_MARKERS = (config.DB_NAME, config.CONFIG_NAME, "install", "logs", "models")
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
+def _confirm(question: str, yes: bool, *, default: bool) -> bool:
+    """Ask ``question`` on a terminal; ``--yes`` (or no terminal, for reversible steps) says yes."""
+    if yes or not _interactive():
+        return True
+    return typer.confirm(question, default=default)
+
+
+def _print_steps(steps: list[Step], prefix: str = "  ") -> None:
+    for step in steps:
+        typer.echo(f"{prefix}{step.line()}")
+
+
+def init(
+    scope: str = typer.Option("user", "--scope", "-s",
+                              help="user: ~/.claude/settings.json and ~/.claude.json; "
+                                   "project: .claude/settings.json and .mcp.json here."),
+    no_llm: bool = typer.Option(False, "--no-llm", help="Turn LLM extraction off."),
+    no_embeddings: bool = typer.Option(False, "--no-embeddings",
+                                       help="Turn embeddings off (FTS5 search only)."),
+    download_model: bool = typer.Option(False, "--download-model",
+                                        help="Download the embedding model now."),
+    yes: bool = YesOption,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
+) -> None:
+    """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
+    from agentctx.install import apply_init, plan_init
+
+    if scope not in ("user", "project"):
+        fail(f"--scope takes user or project, not {scope!r}")
+    if download_model and no_embeddings:
+        fail("--download-model and --no-embeddings contradict each other; pick one")
+    try:
+        plan = plan_init(scope)
+    except InstallError as exc:
+        fail(str(exc))
+    typer.echo(f"agentctx init ({scope} scope), launcher {plan.launcher}")
+    _print_steps(plan.steps)
+    if dry_run:
+        typer.echo("dry run: nothing was written")
+        return
+    if plan.changes and not _confirm("Apply these changes?", yes, default=True):
+        fail("nothing was changed", code=1)
+
+    home = config.ensure_home()
+    if not config.config_path().exists():
+        config.config_path().write_text("{}\n", encoding="utf-8")  # defaults, ready to edit
+    if no_llm:
+        config.set_value("llm", "off")
+    if no_embeddings:
+        config.set_value("embeddings", "off")
+    from agentctx.store import Store
+
+    Store.open().close()  # creates or upgrades the store now, not in the first hook
+    try:
+        apply_init(plan)
+    except InstallError as exc:
+        fail(f"{exc} (agentctx uninstall undoes whatever was already done)")
+    typer.echo(f"home: {jf.display(home)}")
+    if not plan.changes:
+        typer.echo("already installed: nothing changed")
+    else:
+        where = "new Claude Code sessions" if scope == "user" else \
+            f"Claude Code sessions in {jf.display(plan.targets.project_root or Path.cwd())}"
+        typer.echo(f"done: {where} load agentctx; 'agentctx doctor' checks the setup, "
+                   "'agentctx uninstall' undoes it")
+        if scope == "project":
+            typer.echo("note: Claude Code asks once to approve the servers of a project's "
+                       ".mcp.json in interactive sessions")
+    if download_model:
+        _download_model()
+
+
+def _download_model() -> None:
+    try:
+        embed = importlib.import_module("agentctx.consolidate.embed")
+    except ImportError:
+        typer.echo("note: this version has no embedding support yet; nothing to download")
+        return
+    typer.echo("downloading the embedding model (one time) …")
+    try:
+        folder = embed.download_model(config.Config.load())
+    except Exception as exc:  # network, disk, hub: one line, and the install itself stands
+        fail(f"the model download failed: {exc}; the installation itself is complete — run "
+             "'agentctx init --download-model' again, or 'agentctx config set embed_model "
+             "<local folder>'")
+    typer.echo(f"embedding model ready in {jf.display(Path(folder))}")
+
+
+def _safe_to_purge(home: Path) -> str | None:
+    """Why ``home`` must not be deleted, or ``None``."""
+    resolved = home.resolve()
+    if resolved in (Path("/").resolve(), Path.home().resolve()) or len(resolved.parts) < 3:
+        return f"{home} is not a folder agentctx would delete"
+    if not home.exists():
+        return None
+    names = {child.name for child in home.iterdir()}
+    if names and not names & set(HOME_MARKERS):
+        return f"{home} does not look like an agentctx home; delete it by hand if you mean it"
+    return None
+
+
+def uninstall(
+    purge: bool = typer.Option(False, "--purge",
+                               help="Also delete the agentctx home (every record) after asking."),
+    yes: bool = YesOption,
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
+) -> None:
+    """Remove exactly what 'agentctx init' added; --purge also deletes the home."""
+    from agentctx.install import apply_uninstall, plan_uninstall
+
+    try:
+        plan = plan_uninstall()
+    except InstallError as exc:
+        fail(str(exc))
+    if plan.steps:
+        _print_steps(plan.steps)
+    else:
+        typer.echo("no agentctx hooks or MCP registration found")
+    home = config.home()
+    if dry_run:
+        if purge:
+            typer.echo(f"  would delete {jf.display(home)}")
+        typer.echo("dry run: nothing was written")
+        return
+    if purge:
+        reason = _safe_to_purge(home)
+        if reason:
+            fail(reason)
+        if not yes and not _interactive():
+            fail(f"--purge deletes {jf.display(home)} and every record in it; add --yes to "
+                 "confirm")
+        if not yes and home.exists() and not typer.confirm(
+                f"Delete {jf.display(home)} and every record in it? This cannot be undone.",
+                default=False):
+            fail("nothing was changed")
+    elif plan.changes and not _confirm("Remove these entries?", yes, default=True):
+        fail("nothing was changed")
+    steps = apply_uninstall(plan)
+    errors = [step for step in steps if step.action == "error"]
+    for step in errors:
+        typer.echo(f"agentctx: left untouched: {step.detail}", err=True)
+    if plan.changes and not errors:
+        typer.echo("agentctx is no longer registered with Claude Code")
+    if purge and home.exists():
+        try:
+            shutil.rmtree(home)
+        except OSError as exc:
+            fail(f"cannot delete {jf.display(home)}: {exc.strerror}")
+        typer.echo(f"deleted {jf.display(home)}")
+    if errors:
+        raise typer.Exit(1)
+
+
+def doctor(
+    json_out: bool = JsonOption,
+    quick: bool = typer.Option(False, "--quick",
+                               help="Skip the MCP handshake and the hook latency measurement."),
+) -> None:
+    """Check the installation, one line per check (ok / warn / fail) with the fix."""
+    from agentctx import doctor as checks
+
+    results = checks.run_checks(probe=not quick, latency_runs=0 if quick else checks.LATENCY_RUNS)
+    failed = any(check.status == checks.FAIL for check in results)
+    if json_out:
+        print_json({"ok": not failed, "checks": [check.as_dict() for check in results]})
+    else:
+        for check in results:
+            line = f"{check.status:<4}  {check.name}: {check.detail}"
+            if check.fix and check.status != checks.OK:
+                line += f" — fix: {check.fix}"
+            typer.echo(line)
+    if failed:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``init``, ``uninstall`` and ``doctor`` to the CLI."""
+    app.command("init")(init)
+    app.command("uninstall")(uninstall)
+    app.command("doctor")(doctor)

@@ -1,0 +1,452 @@
+"""``agentctx doctor``: is everything agentctx needs in place, and what to do when it is not.
+
+Each check gives one line — ``ok``, ``warn`` or ``fail`` — with what was found and, when
+something is off, the fix. Nothing here changes the user's files or the store: the hook latency
+is measured against a copy of the store in a temporary home, and the MCP server is probed with
+a real ``initialize`` handshake over stdio, the way Claude Code starts it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import select
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from agentctx import config
+from agentctx.install import entries, jsonfile, paths
+from agentctx.install.jsonfile import InstallError
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+LATENCY_RUNS = 5
+LATENCY_WARN_MS = 500.0
+STORE_COPY_MAX_BYTES = 200_000_000
+PROBE_TIMEOUT_S = 20.0
+TESTED_PYTHON = ((3, 11), (3, 13))
+
+
+class Check(NamedTuple):
+    """The outcome of one check."""
+
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        """For ``--json``."""
+        return self._asdict()
+
+
+def check_python(version: tuple[int, ...] | None = None) -> Check:
+    """3.11 to 3.13 are supported; older is refused; newer is untested."""
+    running = tuple(version or sys.version_info[:3])
+    shown = ".".join(str(part) for part in running)
+    if running[:2] < TESTED_PYTHON[0]:
+        return Check("python", FAIL, f"Python {shown} is too old",
+                     "reinstall agentctx with Python 3.11 or newer")
+    if running[:2] > TESTED_PYTHON[1]:
+        return Check("python", WARN, f"Python {shown} ({sys.executable}) is newer than the "
+                     "tested 3.11-3.13", "report any problem; 3.13 is the newest tested")
+    return Check("python", OK, f"Python {shown} ({sys.executable})")
+
+
+def check_sqlite() -> Check:
+    """SQLite version, FTS5 and JSON functions of this interpreter's sqlite3."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(a)")
+            fts5 = True
+        except sqlite3.OperationalError:
+            fts5 = False
+        try:
+            conn.execute("SELECT json_set('{}', '$.a', 1)")
+            json1 = True
+        except sqlite3.OperationalError:
+            json1 = False
+    finally:
+        conn.close()
+    version = sqlite3.sqlite_version
+    if not json1:
+        return Check("sqlite", FAIL, f"SQLite {version} has no JSON functions",
+                     "use a Python built against SQLite 3.38 or newer")
+    if not fts5:
+        return Check("sqlite", WARN, f"SQLite {version} without FTS5: search falls back to a "
+                     "slower LIKE scan without ranking",
+                     "use a Python whose SQLite has FTS5 (python.org, Debian and pyenv builds do)")
+    return Check("sqlite", OK, f"SQLite {version} with FTS5")
+
+
+def check_store() -> Check:
+    """The home and the store in it."""
+    home = config.home()
+    if not config.db_path().exists():
+        return Check("store", WARN, f"no store yet in {jsonfile.display(home)}",
+                     "run 'agentctx init'")
+    from agentctx.store import Store, StoreError, stats
+
+    try:
+        with Store.open(busy_timeout_ms=1000) as db:
+            counts = stats.record_counts(db)
+            current = sum(entry.get("current", 0) for entry in counts.values())
+            fts = db.has_fts()
+    except (StoreError, sqlite3.Error) as exc:
+        return Check("store", FAIL, f"{jsonfile.display(config.db_path())}: {exc}",
+                     "see the message; 'agentctx export' before any repair")
+    suffix = "" if fts else " (its full-text index is unusable with this SQLite)"
+    return Check("store", OK if fts else WARN,
+                 f"{jsonfile.display(config.db_path())}: {current} current records{suffix}")
+
+
+def check_vectors(cfg: config.Config) -> Check:
+    """The vector backend (sqlite-vec ``vec0`` or the exact numpy fallback) and why."""
+    if not cfg.get_bool("embeddings"):
+        return Check("vectors", OK, "off (embeddings disabled; FTS5 search only)")
+    try:
+        vectors = importlib.import_module("agentctx.store.vectors")
+    except ImportError:
+        return Check("vectors", OK, "not configured (this version searches with FTS5 only)")
+    if not config.db_path().exists():
+        return Check("vectors", WARN, "no store yet", "run 'agentctx init'")
+    from agentctx.store import Store
+
+    try:
+        with Store.open(busy_timeout_ms=1000) as db:
+            name, reason = vectors.backend(db)
+    except Exception as exc:  # a broken optional backend must not break doctor
+        return Check("vectors", WARN, f"cannot determine the vector backend: {exc}",
+                     "run 'agentctx doctor' again; report it if it persists")
+    if name == "vec0":
+        return Check("vectors", OK, f"sqlite-vec vec0 ({reason})")
+    if name == "numpy":
+        return Check("vectors", OK, f"numpy exact search ({reason})",
+                     "optional: a Python whose sqlite3 can load extensions uses the vec0 index")
+    if name == "none" and "not installed" not in reason:
+        return Check("vectors", OK, f"none yet: {reason}")
+    return Check("vectors", WARN, f"{name}: {reason}",
+                 "reinstall agentctx (numpy comes with model2vec)")
+
+
+def check_embedding_model(cfg: config.Config) -> Check:
+    """Whether the embedding model is available locally."""
+    if not cfg.get_bool("embeddings"):
+        return Check("embedding model", OK, "off (embeddings disabled)")
+    name = cfg.get_str("embed_model")
+    local = Path(name).expanduser()
+    if local.is_dir():
+        return Check("embedding model", OK, f"local folder {jsonfile.display(local.absolute())}")
+    if name.startswith((".", "/", "~")):
+        return Check("embedding model", FAIL, f"folder {name} does not exist",
+                     "fix it with 'agentctx config set embed_model <folder>'")
+    models = config.home() / "models"
+    candidates = [models / name, models / name.replace("/", "--"),
+                  models / name.rsplit("/", 1)[-1]]
+    for folder in candidates:
+        if folder.is_dir() and any(folder.iterdir()):
+            return Check("embedding model", OK, f"{name} in {jsonfile.display(folder)}")
+    return Check("embedding model", WARN, f"{name} is not downloaded yet (consolidation fetches "
+                 "it on first use)", "run 'agentctx init --download-model' now, or "
+                 "'agentctx config set embeddings off'")
+
+
+def check_api_key(cfg: config.Config) -> Check:
+    """Extraction needs ANTHROPIC_API_KEY in Claude Code's environment."""
+    if not cfg.get_bool("llm"):
+        return Check("api key", OK, "not needed (LLM extraction is off)")
+    if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return Check("api key", OK, "ANTHROPIC_API_KEY is set (LLM extraction on)")
+    return Check("api key", WARN, "ANTHROPIC_API_KEY is not set here: LLM extraction is skipped; "
+                 "capture, injection and the MCP tools still work",
+                 "export ANTHROPIC_API_KEY where Claude Code runs, or "
+                 "'agentctx config set llm off'")
+
+
+def _settings_files(cwd: Path | None) -> list[Path]:
+    root = paths.project_root(cwd)
+    files = [paths.user_settings(), root / ".claude" / "settings.json",
+             root / ".claude" / "settings.local.json"]
+    return list(dict.fromkeys(files))  # the project may be the home folder itself
+
+
+def _resolvable(argv0: str) -> bool:
+    if "/" in argv0:
+        return Path(argv0).is_file() and os.access(argv0, os.X_OK)
+    return shutil.which(argv0) is not None
+
+
+def check_hooks(cwd: Path | None = None) -> tuple[Check, list[str] | None]:
+    """Our hooks in the user's and the project's settings, and whether their command runs.
+
+    Also returns the argv of a registered session-start hook (for the latency check).
+    """
+    found: dict[str, list[dict[str, Any]]] = {}
+    problems: list[str] = []
+    disabled: list[str] = []
+    homes: set[str] = set()
+    where_found: list[str] = []
+    for path in _settings_files(cwd):
+        try:
+            doc = jsonfile.load(path)
+        except InstallError as exc:
+            return Check("hooks", FAIL, str(exc), "fix the file, then 'agentctx init'"), None
+        if doc.data.get("disableAllHooks") is True:
+            disabled.append(jsonfile.display(path))
+        ours = entries.our_handlers(doc.data)
+        if ours:
+            where_found.append(jsonfile.display(path))
+        for event, handlers in ours.items():
+            for matcher, handler in handlers:
+                found.setdefault(event, []).append(handler)
+                if event == "SessionStart" and matcher and "resume" not in matcher:
+                    problems.append(f"SessionStart matcher {matcher!r} skips resume")
+    if not found:
+        return Check("hooks", FAIL, "no agentctx hooks registered", "run 'agentctx init'"), None
+    session_argv: list[str] | None = None
+    for registered in found.values():
+        for handler in registered:
+            parsed = entries.parse_command(str(handler.get("command", "")))
+            if parsed is None or not parsed[1]:
+                problems.append(f"cannot parse {handler.get('command')!r}")
+                continue
+            env, argv = parsed
+            homes.add(env.get("AGENTCTX_HOME", str(paths.default_home())))
+            if not _resolvable(argv[0]):
+                return Check("hooks", FAIL, f"hook command {argv[0]} does not exist",
+                             "run 'agentctx init' to register the current launcher"), None
+            if argv[-1] == "session-start":
+                session_argv = argv
+    missing = [spec.event for spec in entries.HOOKS if spec.event not in found]
+    if disabled:
+        return Check("hooks", FAIL, f"disableAllHooks is true in {', '.join(disabled)}",
+                     "remove disableAllHooks from that file"), session_argv
+    current_home = os.path.normpath(config.home().absolute())
+    if homes and current_home not in {os.path.normpath(h) for h in homes}:
+        problems.append(f"hooks use the home {', '.join(sorted(homes))}, this shell "
+                        f"{current_home}")
+    if missing:
+        problems.append(f"missing events: {', '.join(missing)}")
+    where = ", ".join(where_found)
+    if problems:
+        return Check("hooks", WARN, f"registered in {where}; " + "; ".join(problems),
+                     "run 'agentctx init' again"), session_argv
+    return Check("hooks", OK, f"{len(entries.HOOKS)} events registered in {where}; "
+                 "command found"), session_argv
+
+
+def _mcp_registrations(cwd: Path | None) -> tuple[list[tuple[str, dict[str, Any]]], str | None]:
+    registrations: list[tuple[str, dict[str, Any]]] = []
+    root = paths.project_root(cwd)
+    files = dict.fromkeys([(paths.user_claude_json(), "user"), (root / ".mcp.json", "project")])
+    for path, scope in files:
+        try:
+            doc = jsonfile.load(path)
+            entry = entries.current_server(doc.data, jsonfile.display(path))
+        except InstallError as exc:
+            return registrations, str(exc)
+        if isinstance(entry, dict):
+            registrations.append((f"{scope} ({jsonfile.display(path)})", entry))
+        if scope == "user":
+            projects = doc.data.get("projects")
+            local = projects.get(str(root)) if isinstance(projects, dict) else None
+            servers = local.get("mcpServers") if isinstance(local, dict) else None
+            if isinstance(servers, dict) and isinstance(servers.get(entries.SERVER_NAME), dict):
+                registrations.append((f"local ({jsonfile.display(path)})",
+                                      servers[entries.SERVER_NAME]))
+    return registrations, None
+
+
+def probe_server(command: str, args: list[str], env: dict[str, str],
+                 timeout_s: float = PROBE_TIMEOUT_S) -> tuple[bool, str]:
+    """Start a stdio MCP server and complete the ``initialize`` handshake; (ok, what happened)."""
+    started = time.perf_counter()
+    try:
+        process = subprocess.Popen([command, *args], stdin=subprocess.PIPE,
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   env={**os.environ, **env})
+    except OSError as exc:
+        return False, f"cannot start {command}: {exc.strerror}"
+    assert process.stdin is not None and process.stdout is not None
+    request = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "agentctx-doctor", "version": "1"}}}
+    try:
+        process.stdin.write((json.dumps(request) + "\n").encode())
+        process.stdin.flush()
+        deadline = started + timeout_s
+        buffer = b""
+        while time.perf_counter() < deadline:
+            ready, _, _ = select.select([process.stdout], [], [], 0.2)
+            if not ready:
+                if process.poll() is not None:
+                    break
+                continue
+            chunk = os.read(process.stdout.fileno(), 65536)
+            if not chunk:
+                break
+            buffer += chunk
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                try:
+                    message = json.loads(line)
+                except ValueError:
+                    return False, f"wrote something other than JSON-RPC: {line[:80]!r}"
+                if isinstance(message, dict) and message.get("id") == 1:
+                    elapsed = (time.perf_counter() - started) * 1000
+                    if "error" in message:
+                        return False, f"refused initialize: {message['error']}"
+                    info = message.get("result", {}).get("serverInfo", {})
+                    return True, (f"answers initialize in {elapsed:.0f} ms "
+                                  f"({info.get('name', '?')} {info.get('version', '')})".rstrip())
+        stderr = b""
+        if process.poll() is not None and process.stderr is not None:
+            stderr = process.stderr.read()
+        tail = stderr.decode(errors="replace").strip().splitlines()[-1:] or ["no answer"]
+        return False, f"no initialize answer within {timeout_s:.0f} s: {tail[0][:160]}"
+    except OSError as exc:
+        return False, f"lost the server: {exc.strerror}"
+    finally:
+        process.kill()
+        process.wait()
+        for stream in (process.stdin, process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def check_mcp(cwd: Path | None = None, probe: bool = True) -> Check:
+    """Our MCP server registration, its command, and a real handshake with it."""
+    registrations, error = _mcp_registrations(cwd)
+    if error:
+        return Check("mcp", FAIL, error, "fix the file, then 'agentctx init'")
+    if not registrations:
+        return Check("mcp", FAIL, "the agentctx MCP server is not registered",
+                     "run 'agentctx init'")
+    where, entry = registrations[0]
+    command = str(entry.get("command", ""))
+    args = [str(arg) for arg in entry.get("args", [])] if isinstance(entry.get("args"), list) \
+        else []
+    if not _resolvable(command):
+        return Check("mcp", FAIL, f"server command {command or '(empty)'} does not exist",
+                     "run 'agentctx init' to register the current launcher")
+    detail = f"registered in {where}: {command} {' '.join(args)}".rstrip()
+    if not probe:
+        return Check("mcp", OK, detail)
+    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    ok, outcome = probe_server(command, args, {str(k): str(v) for k, v in (env or {}).items()})
+    if not ok:
+        return Check("mcp", FAIL, f"{detail}; {outcome}",
+                     "run the command by hand to see its error; 'agentctx init' re-registers")
+    return Check("mcp", OK, f"{detail}; {outcome}")
+
+
+def _temporary_home(tmp: Path) -> None:
+    """A copy of the config and store for measuring, so the real store is never written."""
+    config.ensure_home(tmp)
+    if config.config_path().exists():
+        shutil.copy2(config.config_path(), tmp / config.CONFIG_NAME)
+    source = config.db_path()
+    if source.exists() and source.stat().st_size <= STORE_COPY_MAX_BYTES:
+        from agentctx.store import Store
+
+        with Store.open(busy_timeout_ms=1000) as db:
+            target = sqlite3.connect(tmp / config.DB_NAME)
+            try:
+                db.conn.backup(target)
+            finally:
+                target.close()
+
+
+def measure_hook_latency(argv: list[str], cwd: Path | None = None,
+                         runs: int = LATENCY_RUNS) -> tuple[list[float], str | None]:
+    """Wall times (ms) of ``argv`` (``… hook session-start``) on a synthetic startup payload.
+
+    Runs against a temporary copy of the home; returns the times and the first problem seen.
+    """
+    times: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="agentctx-doctor-") as raw_tmp:
+        tmp = Path(raw_tmp)
+        try:
+            _temporary_home(tmp / "home")
+        except Exception as exc:  # a copy failure only means we measure an empty store
+            shutil.rmtree(tmp / "home", ignore_errors=True)
+            config.ensure_home(tmp / "home")
+            problem_note = f"(measured on an empty store: {exc})"
+        else:
+            problem_note = ""
+        env = {key: value for key, value in os.environ.items()
+               if not key.startswith("AGENTCTX_")}
+        env["AGENTCTX_HOME"] = str(tmp / "home")
+        folder = str((cwd or Path.cwd()).absolute())
+        for _ in range(runs):
+            session = f"doctor-{uuid.uuid4()}"
+            payload = {"session_id": session, "cwd": folder, "hook_event_name": "SessionStart",
+                       "source": "startup", "transcript_path": str(tmp / f"{session}.jsonl")}
+            started = time.perf_counter()
+            try:
+                done = subprocess.run(argv, input=json.dumps(payload).encode(), cwd=folder,
+                                      capture_output=True, env=env, timeout=30, check=False)
+            except (OSError, subprocess.TimeoutExpired) as exc:
+                return times, f"the hook did not run: {exc}"
+            times.append((time.perf_counter() - started) * 1000)
+            if done.returncode != 0:
+                return times, f"the hook exited with status {done.returncode}"
+            out = done.stdout.strip()
+            if out:
+                try:
+                    parsed = json.loads(out)
+                except ValueError:
+                    return times, "the hook printed something other than one JSON object"
+                if not isinstance(parsed, dict) or "hookSpecificOutput" not in parsed:
+                    return times, "the hook printed JSON without hookSpecificOutput"
+    return times, problem_note or None
+
+
+def check_latency(argv: list[str] | None, cwd: Path | None = None,
+                  runs: int = LATENCY_RUNS) -> Check:
+    """The median wall time of the real session-start hook."""
+    if argv is None:
+        try:
+            argv = [paths.find_launcher(), "hook", "session-start"]
+        except InstallError as exc:
+            return Check("hook latency", FAIL, str(exc), "reinstall agentctx")
+    times, problem = measure_hook_latency(argv, cwd, runs)
+    if problem and problem.startswith("the hook"):
+        return Check("hook latency", FAIL, problem,
+                     "see <home>/logs/hooks.log; reinstall agentctx if the hook cannot start")
+    median = statistics.median(times)
+    detail = (f"session-start median {median:.0f} ms over {len(times)} runs "
+              f"(max {max(times):.0f} ms)" + (f" {problem}" if problem else ""))
+    if median > LATENCY_WARN_MS:
+        return Check("hook latency", WARN, detail,
+                     "a slow disk or a loaded machine; a very large store can be trimmed with "
+                     "'agentctx forget'")
+    return Check("hook latency", OK, detail)
+
+
+def run_checks(cwd: Path | None = None, *, probe: bool = True,
+               latency_runs: int = LATENCY_RUNS) -> list[Check]:
+    """Every check, in the order they are printed."""
+    checks = [check_python(), check_sqlite()]
+    try:
+        cfg = config.Config.load()
+        cfg.get("llm")
+    except config.ConfigError as exc:
+        checks.append(Check("config", FAIL, str(exc), "fix it with 'agentctx config'"))
+        cfg = config.Config({})
+    checks += [check_store(), check_vectors(cfg), check_embedding_model(cfg), check_api_key(cfg)]
+    hooks, session_argv = check_hooks(cwd)
+    checks.append(hooks)
+    checks.append(check_mcp(cwd, probe=probe))
+    if latency_runs > 0:
+        checks.append(check_latency(session_argv, cwd, latency_runs))
+    return checks

@@ -1,0 +1,79 @@
+"""Fixtures for installation tests: realistic Claude Code config files in the isolated HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LAUNCHER = str(Path(sys.executable).parent / "agentctx")
+
+# A user settings file as people have them: other hooks (on events agentctx uses too), keys
+# agentctx does not know, unicode, 4-space indentation.
+USER_SETTINGS = """{
+    "model": "opus",
+    "permissions": {"allow": ["Bash(npm test:*)"], "deny": []},
+    "hooks": {
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo héllo"}]}
+        ],
+        "PostToolUse": [
+            {"matcher": "Edit", "hooks": [{"type": "command", "command": "prettier -w \\"$F\\"",
+                                           "timeout": 20}]}
+        ],
+        "Notification": [{"hooks": [{"type": "command", "command": "notify-send '✓ fertig'"}]}]
+    },
+    "statusLine": {"type": "command", "command": "~/.claude/status.sh"},
+    "zukünftig": {"λ": [1, 2.5, null, true, "日本語"]}
+}
+"""
+
+CLAUDE_JSON = """{
+  "numStartups": 42,
+  "theme": "dark",
+  "mcpServers": {
+    "github": {
+      "type": "stdio",
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_TOKEN": "ghp_exampleexampleexample"}
+    },
+    "docs": {"type": "http", "url": "https://example.com/mcp"}
+  },
+  "projects": {"/home/dev/app": {"allowedTools": [], "mcpServers": {}}},
+  "userNote": "Grüße — ünïcode ✓"
+}"""
+
+
+def write(path: Path, text: str, mode: int | None = None) -> bytes:
+    """Write ``text`` and return its bytes."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    if mode is not None:
+        path.chmod(mode)
+    return path.read_bytes()
+
+
+def load(path: Path) -> dict:
+    """A JSON file's content."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def home() -> Path:
+    """The isolated HOME (set by the autouse fixture)."""
+    return Path(os.environ["HOME"])
+
+
+def run_cli(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
+            stdin: str = "") -> subprocess.CompletedProcess[str]:
+    """Run the real ``agentctx`` launcher with ``claude`` off PATH."""
+    env = {key: value for key, value in os.environ.items() if key != "PATH"}
+    env["PATH"] = "/usr/bin:/bin"
+    env.update(extra_env or {})
+    return subprocess.run([LAUNCHER, *args], cwd=cwd, env=env, input=stdin,
+                          capture_output=True, text=True, timeout=120, check=False)

@@ -1,0 +1,111 @@
+"""The real ``agentctx init`` / ``uninstall`` commands, run as the user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.install.conftest import CLAUDE_JSON, LAUNCHER, USER_SETTINGS, load, run_cli, write
+
+
+def test_init_then_uninstall_round_trip(home: Path) -> None:
+    settings_bytes = write(home / ".claude" / "settings.json", USER_SETTINGS)
+    claude_bytes = write(home / ".claude.json", CLAUDE_JSON, mode=0o600)
+
+    done = run_cli("init", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert "add 9 hook handlers" in done.stdout
+    assert "via a direct edit" in done.stdout  # no claude on PATH
+    assert (home / ".agentctx" / "agentctx.db").exists()  # the store is created up front
+    assert load(home / ".agentctx" / "config.json") == {}
+    assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == LAUNCHER
+
+    again = run_cli("init")
+    assert again.returncode == 0 and "nothing changed" in again.stdout
+
+    gone = run_cli("uninstall", "--yes")
+    assert gone.returncode == 0, gone.stderr
+    assert (home / ".claude" / "settings.json").read_bytes() == settings_bytes
+    assert (home / ".claude.json").read_bytes() == claude_bytes
+    assert (home / ".agentctx" / "agentctx.db").exists()  # data is kept without --purge
+
+
+def test_model_flags_set_the_config(home: Path) -> None:
+    done = run_cli("init", "--no-llm", "--no-embeddings")
+    assert done.returncode == 0, done.stderr
+    assert load(home / ".agentctx" / "config.json") == {"embeddings": False, "llm": False}
+
+
+def test_dry_run_writes_nothing(home: Path) -> None:
+    done = run_cli("init", "--dry-run")
+    assert done.returncode == 0
+    assert "dry run" in done.stdout
+    assert not (home / ".claude").exists() and not (home / ".claude.json").exists()
+    assert not (home / ".agentctx").exists()
+
+
+def test_malformed_settings_fail_with_one_clear_line(home: Path) -> None:
+    bad = write(home / ".claude" / "settings.json", '{"hooks": {"Stop": []},,}')
+    claude_bytes = write(home / ".claude.json", CLAUDE_JSON)
+    done = run_cli("init", "--yes")
+    assert done.returncode == 1
+    assert done.stderr.startswith("agentctx: ~/.claude/settings.json is not valid JSON (line 1")
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert (home / ".claude" / "settings.json").read_bytes() == bad
+    assert (home / ".claude.json").read_bytes() == claude_bytes
+    assert not (home / ".agentctx").exists()
+
+
+def test_unknown_scope_is_refused(home: Path) -> None:
+    done = run_cli("init", "--scope", "global")
+    assert done.returncode != 0 and "user or project" in done.stderr
+    assert not (home / ".claude").exists()
+
+
+def test_project_scope_from_a_subfolder(home: Path, project_dir: Path) -> None:
+    done = run_cli("init", "--scope", "project", "--yes", cwd=project_dir / "src")
+    assert done.returncode == 0, done.stderr
+    assert load(project_dir / ".mcp.json")["mcpServers"]["agentctx"]["args"] == ["mcp"]
+    hooks = load(project_dir / ".claude" / "settings.json")["hooks"]
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{LAUNCHER} hook prompt"
+    gone = run_cli("uninstall", "--yes")
+    assert gone.returncode == 0, gone.stderr
+    assert not (project_dir / ".mcp.json").exists() and not (project_dir / ".claude").exists()
+
+
+def test_purge_needs_confirmation_then_deletes_the_home(home: Path) -> None:
+    assert run_cli("init", "--yes").returncode == 0
+    refused = run_cli("uninstall", "--purge")  # no terminal, no --yes
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+    assert (home / ".agentctx" / "agentctx.db").exists()
+    assert (home / ".claude.json").exists()  # refused before anything changed
+    done = run_cli("uninstall", "--purge", "--yes")
+    assert done.returncode == 0, done.stderr
+    assert not (home / ".agentctx").exists()
+    assert not (home / ".claude.json").exists() and not (home / ".claude").exists()
+
+
+def test_purge_refuses_a_folder_that_is_not_an_agentctx_home(home: Path, tmp_path: Path) -> None:
+    precious = tmp_path / "thesis"
+    precious.mkdir()
+    (precious / "chapter1.tex").write_text("…", encoding="utf-8")
+    done = run_cli("uninstall", "--purge", "--yes", extra_env={"AGENTCTX_HOME": str(precious)})
+    assert done.returncode == 1 and "does not look like an agentctx home" in done.stderr
+    assert (precious / "chapter1.tex").exists()
+
+
+def test_uninstall_with_nothing_installed(home: Path) -> None:
+    done = run_cli("uninstall", "--yes")
+    assert done.returncode == 0
+    assert "no agentctx hooks or MCP registration found" in done.stdout
+
+
+def test_uninstall_exits_non_zero_when_a_file_cannot_be_cleaned(home: Path) -> None:
+    assert run_cli("init", "--yes").returncode == 0
+    settings = home / ".claude" / "settings.json"
+    data = load(settings)
+    settings.write_text(json.dumps(data)[:-1], encoding="utf-8")  # truncated by some editor
+    done = run_cli("uninstall", "--yes")
+    assert done.returncode == 1
+    assert "left untouched" in done.stderr and "settings.json" in done.stderr
+    assert not (home / ".claude.json").exists()  # the other file was still handled
