@@ -29,13 +29,17 @@ def _session(row: Sequence[object]) -> Session:
 
 
 def ensure(db: Store, session_id: str, project_id: str, *, cwd: str | None = None,
-           transcript_path: str | None = None) -> None:
-    """Create the session row if missing; refresh cwd and transcript path when given."""
+           transcript_path: str | None = None, started_at: str | None = None) -> None:
+    """Create the session row if missing; refresh cwd and transcript path when given.
+
+    ``started_at`` (default now) is used only when the row is created — a backfilled session
+    keeps its transcript's real start.
+    """
     db.execute("INSERT INTO sessions (session_id, project_id, cwd, transcript_path, started_at) "
                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (session_id) DO UPDATE SET "
                "cwd = coalesce(excluded.cwd, cwd), "
                "transcript_path = coalesce(excluded.transcript_path, transcript_path)",
-               (session_id, project_id, cwd, transcript_path, now_iso()))
+               (session_id, project_id, cwd, transcript_path, started_at or now_iso()))
 
 
 def get(db: Store, session_id: str) -> Session | None:
@@ -160,6 +164,18 @@ def _receipt(row: Sequence[object]) -> Receipt:
 
 
 # ------------------------------------------------------------------ background-work handshake
+
+
+def extract_offset(db: Store, session_id: str) -> int:
+    """Bytes of the session's transcript already extracted (0 for an unknown session)."""
+    return int(db.scalar("SELECT extract_offset FROM sessions WHERE session_id = ?",
+                         (session_id,)) or 0)
+
+
+def set_extract_offset(db: Store, session_id: str, offset: int) -> None:
+    """Record how far the session's transcript has been extracted (after a successful call)."""
+    db.execute("UPDATE sessions SET extract_offset = ? WHERE session_id = ?",
+               (max(0, int(offset)), session_id))
 
 
 def mark_dirty(db: Store, session_id: str) -> None:
