@@ -1,0 +1,354 @@
+"""What each MCP tool does: plain functions over an open store that return the text the model reads.
+
+Every function takes the store and the project the call resolved to (:class:`Where`), raises
+:class:`ToolError` with a message fit for the model when the request cannot be served, and keeps
+its answer far under Claude Code's 25,000-token limit (:data:`RESULT_MAX_TOKENS`, via
+:mod:`agentctx.budget`). Reads count an access on what they return (``records.touch``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from mcp.server.mcpserver.exceptions import ToolError
+
+from agentctx import budget
+from agentctx.store import graph
+from agentctx.store import records as rec
+from agentctx.store.db import Store
+from agentctx.store.errors import StoreError
+from agentctx.store.hybrid import VectorSide, hybrid_search
+from agentctx.store.ids import normalize_time
+from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft, Project, Record
+from agentctx.store.search import Query
+from agentctx.store.textproc import query_terms
+
+# Every result is packed under this many tokens (Claude Code warns above 10,000, stops at 25,000).
+RESULT_MAX_TOKENS = 8000
+RESULT_MAX_CHARS = budget.char_limit(RESULT_MAX_TOKENS, 10 * RESULT_MAX_TOKENS)
+SEARCH_MAX_LIMIT = 15
+GET_MAX_IDS = 20
+RELATED_MAX = 40
+QUERY_MAX_CHARS = 1000
+# A title is cut to this many characters in index lines, keeping each line near 50 tokens.
+INDEX_TITLE_CHARS = 110
+RECORDABLE_TYPES = tuple(t for t in RECORD_TYPES if t != "profile")
+SOURCE = "mcp_tool"
+CONFIDENCE = "explicit"
+RECORD_RATIONALE = "replaced by an explicit record (ctx_record)"
+
+
+class Where(NamedTuple):
+    """The project a tool call works in, and the worktree root its file names are relative to."""
+
+    project: Project
+    root: str
+
+
+# ------------------------------------------------------------------------------------ reads
+
+
+def build_query(where: Where, text: str, *, type_: str | None = None, file: str | None = None,
+                scope: str | None = None, as_of: str | None = None,
+                limit: int = 10) -> Query:
+    """Validate ``ctx_search`` arguments and turn them into a store :class:`Query`."""
+    text = text.strip()
+    if not text:
+        raise ToolError("query must not be empty: give a few words to search for")
+    if len(text) > QUERY_MAX_CHARS:
+        raise ToolError(f"query is {len(text)} characters; keep it under {QUERY_MAX_CHARS}")
+    if type_ is not None and type_ not in RECORD_TYPES:
+        raise ToolError(f"unknown type {type_!r}; use one of {', '.join(RECORD_TYPES)}")
+    if scope is not None and scope not in ("project", "global"):
+        raise ToolError(f"unknown scope {scope!r}; use project or global")
+    moment = None
+    if as_of:
+        try:
+            moment = normalize_time(as_of)
+        except ValueError as exc:
+            raise ToolError(f"as_of: {exc}") from None
+    return Query(text=text, project_id=where.project.id, types=(type_,) if type_ else (),
+                 scope=scope, file=graph.relative_name(file, where.root) if file else None,
+                 as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)))
+
+
+def search(db: Store, where: Where, query: Query, vector: VectorSide | None = None) -> str:
+    """``ctx_search``: a compact index of the best hits, one line each (~50 tokens)."""
+    hits = hybrid_search(db, query, vector)
+    mode = "keyword+semantic" if vector is not None else "keyword"
+    scope = f" in {where.project.name}" + (f" as of {query.as_of[:10]}" if query.as_of else "")
+    if not hits:
+        hint = ("" if query_terms(query.text) or vector is not None
+                else " (only common words were given)")
+        return (f'No records match "{_clip(query.text, 80)}"{scope}{hint}. '
+                "Try other words, a different type, or ctx_related(file).")
+    _touch(db, [h.record.id for h in hits])
+    shorts = rec.short_ids(db, [h.record.id for h in hits])
+    header = (f'{len(hits)} record{"s" if len(hits) != 1 else ""} for '
+              f'"{_clip(query.text, 80)}"{scope} ({mode} search). Full text: ctx_get(ids).')
+    packed = budget.pack([index_line(h.record, shorts[h.record.id]) for h in hits],
+                         max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS, header=header)
+    return packed.text
+
+
+def index_line(record: Record, short: str, extra: str = "") -> str:
+    """One index line: short id, type, date, confidence, markers and the (cut) title."""
+    marks = ""
+    if record.pinned:
+        marks += " pinned"
+    if record.scope == "global":
+        marks += " global"
+    if not record.current:
+        marks += (f" SUPERSEDED {(record.superseded_at or '')[:10]}"
+                  f" by {(record.superseded_by or '?')[:10]}")
+    return (f"{short} {record.type} {record.valid_from[:10]} {record.confidence}{marks}: "
+            f"{_clip(record.title, INDEX_TITLE_CHARS)}{extra}")
+
+
+def get(db: Store, where: Where, ids: Sequence[str]) -> str:
+    """``ctx_get``: full records with provenance, supersession and entity links."""
+    refs = [r.strip() for r in dict.fromkeys(ids) if r.strip()]
+    if not refs:
+        raise ToolError("give at least one record id (or an unambiguous prefix of one)")
+    if len(refs) > GET_MAX_IDS:
+        raise ToolError(f"{len(refs)} ids given; ask for at most {GET_MAX_IDS} at a time")
+    found, problems = rec.get_many(db, refs)
+    unique = list({r.id: r for r in found}.values())
+    blocks = [detail(db, where, record) for record in unique]
+    # Room for the notes below: at most 20 full ids and 20 clipped problems.
+    footer_room = 2000
+    packed = budget.pack(blocks, max_tokens=RESULT_MAX_TOKENS - footer_room * 2 // 7,
+                         max_chars=RESULT_MAX_CHARS - footer_room, separator="\n\n")
+    _touch(db, [r.id for r in unique[:packed.kept]])
+    notes = []
+    if packed.kept < len(unique):
+        rest = ", ".join(r.id for r in unique[packed.kept:])
+        notes.append(f"Not shown (result size cap), ask again for: {rest}")
+    if problems:
+        notes.append("Unknown or ambiguous: " + "; ".join(_clip(p, 60) for p in problems))
+    return "\n\n".join(part for part in (packed.text, *notes) if part)
+
+
+def detail(db: Store, where: Where, record: Record) -> str:
+    """The full view of one record for the model."""
+    state = "current" if record.current else (
+        f"SUPERSEDED on {(record.superseded_at or '')[:10]} by {record.superseded_by}")
+    if record.archived:
+        state += " (archived)"
+    head = f"## {record.id} · {record.type} · {record.confidence} · {state}"
+    if record.pinned:
+        head += " · pinned"
+    lines = [head, f"Title: {record.title}"]
+    if record.project_id != where.project.id:
+        lines.append("Project: " + ("global (developer profile)"
+                                    if record.project_id == GLOBAL_PROJECT else record.project_id))
+    if record.key:
+        lines.append(f"Key: {record.key}")
+    provenance = f"Provenance: source {record.source}"
+    if record.session_id:
+        provenance += f", session {record.session_id}"
+    provenance += f"; valid from {record.valid_from}; recorded {record.recorded_at}"
+    lines.append(provenance)
+    for edge in graph.edges_of(db, record.id):
+        if edge.rel_type == "supersedes" and edge.from_id == record.id:
+            lines.append(f"Supersedes: {edge.to_id} {_title_of(db, edge.to_id)}"
+                         + (f" (why: {edge.note})" if edge.note else ""))
+    if record.superseded_by:
+        note = rec.supersession_note(db, record.superseded_by, record.id)
+        lines.append(f"Superseded by: {record.superseded_by} {_title_of(db, record.superseded_by)}"
+                     + (f" (why: {note})" if note else ""))
+    links = graph.entities_of(db, record.id)
+    if links:
+        lines.append("Linked to: " + ", ".join(f"{node.kind} {node.name}"
+                                               + ("" if rel == "applies_to" else f" ({rel})")
+                                               for node, rel in links[:30]))
+    lines.append("")
+    lines.append(record.body or "(no body)")
+    return "\n".join(lines)
+
+
+def related(db: Store, where: Where, file: str) -> str:
+    """``ctx_related``: records linked to a file, then to its folders, with what linked them."""
+    name = graph.relative_name(file, where.root).strip()
+    if not name:
+        raise ToolError("file must not be empty: give a path, relative to the project root or "
+                        "absolute")
+    pairs = graph.related_records(db, where.project.id, name, root=where.root,
+                                  limit=RELATED_MAX)
+    if not pairs:
+        return (f"No records are linked to {name} or its folders in {where.project.name}. "
+                "Try ctx_search with words from the file's purpose.")
+    _touch(db, [record.id for record, _ in pairs])
+    shorts = rec.short_ids(db, [record.id for record, _ in pairs])
+    lines = [index_line(record, shorts[record.id], "" if via == name else f" (via {via})")
+             for record, via in pairs]
+    header = (f"{len(pairs)} record{'s' if len(pairs) != 1 else ''} linked to {name}"
+              f" in {where.project.name}. Full text: ctx_get(ids).")
+    return budget.pack(lines, max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS,
+                       header=header).text
+
+
+def project_profile(db: Store, where: Where) -> str:
+    """``ctx_project``: name, stack, commands and entry points, detected on first use."""
+    profile = _profile_records(db, where.project.id)
+    if not profile:
+        profile = _refresh_profile(db, where.project)
+    project = where.project
+    head = [f"Project: {project.name} (id {project.id[:12]}, root {project.root}"
+            + (f", remote {project.remote}" if project.remote else "") + ")"]
+    if project.paused:
+        head.append("agentctx is paused for this project: nothing is injected or captured.")
+    if not profile:
+        head.append("No build files were detected at the project root (pyproject.toml, "
+                    "package.json, Cargo.toml, go.mod, Makefile, justfile …), so there is no "
+                    "profile yet.")
+        return "\n".join(head)
+    shorts = rec.short_ids(db, [r.id for r in profile])
+    lines = [f"- {r.title} [{shorts[r.id]}]" for r in profile]
+    entries = next((r for r in profile if r.key == "entry_points"), None)
+    if entries is not None and entries.body.count("\n") >= 1:
+        lines.append("Entry points in full:\n" + "\n".join(
+            f"  {line}" for line in entries.body.splitlines() if line.strip()))
+    return budget.pack(lines, max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS,
+                       header="\n".join(head)).text
+
+
+def sync_claudemd(db: Store, where: Where) -> str:
+    """``ctx_sync_claudemd``: proposed CLAUDE.md changes (says plainly that none exist yet)."""
+    return ("CLAUDE.md drift detection is not available in this version of agentctx, so there "
+            "are no proposed CLAUDE.md changes for " + where.project.name + ". Nothing was read "
+            "or written. Use ctx_search for current decisions and conventions instead.")
+
+
+# ----------------------------------------------------------------------------------- writes
+
+
+def record(db: Store, where: Where, type_: str, title: str, body: str, *,
+           supersedes: str | None = None, scope: str = "project",
+           files: Sequence[str] = ()) -> str:
+    """``ctx_record``: an explicit record (source mcp_tool, confidence explicit)."""
+    _check_writable(where)
+    if type_ not in RECORDABLE_TYPES:
+        extra = (" (profile records are detected from build files)" if type_ == "profile"
+                 else "")
+        raise ToolError(f"type {type_!r} cannot be recorded{extra}; use one of "
+                        f"{', '.join(RECORDABLE_TYPES)}")
+    if not body.strip():
+        raise ToolError("body must not be empty: say what holds and why")
+    draft = Draft(type=type_, title=title, body=body, scope=scope, confidence=CONFIDENCE,
+                  source=SOURCE)
+    names = _file_names(where, files)
+    with db.write():
+        if supersedes:
+            old = _own_record(db, where, supersedes)
+            new = rec.supersede(db, old.id, draft, RECORD_RATIONALE, actor=SOURCE)
+        else:
+            old = None
+            new = rec.add(db, draft, project_id=where.project.id)
+        _link_files(db, where.project.id, new, names)
+    text = f"Recorded {new.id} ({new.type}" + (", global" if new.scope == "global" else "")
+    text += f"): {new.title}"
+    if old is not None:
+        text += f"\nIt supersedes {old.id} ({old.title}), which is now history."
+    if names:
+        text += "\nLinked to: " + ", ".join(names)
+    return text
+
+
+def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: str,
+              title: str | None = None) -> str:
+    """``ctx_supersede``: replace a record; the successor keeps its type and (by default) title."""
+    _check_writable(where)
+    if not new_body.strip():
+        raise ToolError("new_body must not be empty: say what holds now")
+    if not rationale.strip():
+        raise ToolError("rationale must not be empty: say why the old record no longer holds")
+    with db.write():
+        old = _own_record(db, where, old_id)
+        draft = Draft(type="", title=(title or "").strip(), body=new_body, scope=old.scope,
+                      confidence=CONFIDENCE, source=SOURCE)
+        new = rec.supersede(db, old.id, draft, rationale, actor=SOURCE)
+        # The successor is about the same code as the record it replaces.
+        for node, rel in graph.entities_of(db, old.id):
+            graph.link_record(db, new.id, node, rel)
+    return (f"Superseded {old.id} ({old.title}).\nCurrent now: {new.id} ({new.type}): "
+            f"{new.title}")
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+
+def _touch(db: Store, ids: Sequence[str]) -> None:
+    """Count an access on what a read returned; best effort (a busy store never fails a read)."""
+    try:
+        rec.touch(db, ids)
+    except (sqlite3.OperationalError, StoreError):
+        pass
+
+
+def _clip(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def _title_of(db: Store, record_id: str) -> str:
+    try:
+        return f'"{_clip(rec.get(db, record_id).title, 80)}"'
+    except StoreError:
+        return "(forgotten)"
+
+
+def _check_writable(where: Where) -> None:
+    if where.project.paused:
+        raise ToolError(f"agentctx is paused for {where.project.name}; nothing was recorded "
+                        "(resume the project with the agentctx CLI first)")
+
+
+def _own_record(db: Store, where: Where, ref: str) -> Record:
+    """A current record of this project (or a global preference) named by id or prefix."""
+    old = rec.get(db, ref)
+    if old.project_id not in (where.project.id, GLOBAL_PROJECT):
+        raise ToolError(f"record {old.id} belongs to another project ({old.project_id}); "
+                        f"it can only be superseded from there")
+    return old
+
+
+def _file_names(where: Where, files: Sequence[str]) -> list[str]:
+    names = []
+    for path in files:
+        name = graph.relative_name(path, where.root).strip()
+        if not name or name in (".", "/"):
+            raise ToolError(f"files: {path!r} is not a file path")
+        names.append(name)
+    return list(dict.fromkeys(names))
+
+
+def _link_files(db: Store, project_id: str, record: Record, names: Sequence[str]) -> None:
+    """Link a record to file entities of the project the call works in."""
+    for name in names:
+        graph.link_record(db, record.id, graph.ensure_node(db, project_id, "file", name))
+
+
+def _profile_records(db: Store, project_id: str) -> list[Record]:
+    try:
+        from agentctx import project_profile
+    except ImportError:
+        return rec.list_records(db, project_id=project_id, types=("profile",))
+    return project_profile.current(db, project_id)
+
+
+def _refresh_profile(db: Store, project: Project) -> list[Record]:
+    """Detect the profile now (first use in a project), then read it back in its stable order."""
+    try:
+        from agentctx import project_profile
+    except ImportError:
+        return []
+    if project.paused:
+        return []
+    try:
+        project_profile.refresh(db, project)
+    except OSError:
+        return []
+    return _profile_records(db, project.id)

@@ -1,0 +1,233 @@
+"""Hybrid retrieval: reciprocal-rank fusion of the store's search with real vectors (tiny model)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agentctx.store import Store, graph, records
+from agentctx.store.hybrid import POOL, RRF_K, VectorIndex, fingerprint, fuse, hybrid_search
+from agentctx.store.models import Draft
+from agentctx.store.search import Query, search
+from tests.server.tinymodel import TinyModel, embed_all
+
+APP = "p-app"
+OTHER = "p-other"
+
+TITLES = [
+    ("decision", "Use sqlite with WAL for the local store"),
+    ("decision", "Postgres for the hosted service"),
+    ("convention", "Every pytest fixture lives in conftest"),
+    ("convention", "Unit test names start with test_"),
+    ("discovery", "Docker images must pin the base release"),
+    ("bugfix", "Kubernetes deployment lacked a readiness probe"),
+    ("preference", "Ruff formatting with 100 columns"),
+    ("discovery", "Schema migrations need a backup first"),
+    ("handover", "Next: finish the persistence layer"),
+    ("decision", "Container registry is the company one"),
+]
+
+
+@pytest.fixture
+def model() -> TinyModel:
+    return TinyModel()
+
+
+@pytest.fixture
+def db(store: Store, model: TinyModel) -> Iterator[Store]:
+    """A store with two projects of records, every record embedded with the tiny model."""
+    for index, (type_, title) in enumerate(TITLES):
+        records.add(store, Draft(type=type_, title=title, body=f"Body {index}."), project_id=APP)
+    records.add(store, Draft(type="decision", title="Sqlite database for the other project"),
+                project_id=OTHER)
+    embed_all(store, model)
+    yield store
+
+
+def _side(db: Store, model: TinyModel, text: str, query: Query):  # type: ignore[no-untyped-def]
+    index = VectorIndex.load(db, model.name, model.dim)
+    vector = model.encode([text])[0]
+    projects = [query.project_id, "global"] if query.project_id else None
+
+    def nearest(pool: int) -> list[tuple[int, float]]:
+        return index.nearest(vector, project_ids=projects, limit=pool, types=query.types,
+                             include_superseded=query.include_superseded or bool(query.as_of))
+
+    return nearest
+
+
+def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]
+    return [h.record.id for h in hits]
+
+
+# ------------------------------------------------------------------------------------ fuse
+
+
+def test_fuse_scores_are_reciprocal_ranks() -> None:
+    fused = fuse([10, 20, 30], [30, 40])
+    by_pk = {f.pk: f for f in fused}
+    assert by_pk[30].score == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
+    assert by_pk[10].score == pytest.approx(1 / (RRF_K + 1))
+    assert by_pk[40].score == pytest.approx(1 / (RRF_K + 2))
+    assert (by_pk[30].keyword_rank, by_pk[30].vector_rank) == (3, 1)
+    assert by_pk[20].vector_rank is None
+    # Found by both sides beats first place on one side only.
+    assert [f.pk for f in fused] == [30, 10, 20, 40]  # 20 and 40 tie: keyword side first
+
+
+def test_fuse_ties_are_deterministic() -> None:
+    # 10 is first by keywords, 99 first by vectors: equal scores, the keyword side wins the tie.
+    assert [f.pk for f in fuse([10], [99])] == [10, 99]
+    assert [f.pk for f in fuse([], [5, 3])] == [5, 3]
+    assert [f.pk for f in fuse([7, 7, 8], [])] == [7, 8]  # a repeated pk counts once
+
+
+# ---------------------------------------------------------------------------- hybrid search
+
+
+def test_without_vectors_it_is_exactly_the_store_search(db: Store) -> None:
+    for text in ("sqlite store", "test fixture conftest", "readiness probe", "nothing here"):
+        query = Query(text=text, project_id=APP, limit=5)
+        assert _ids(hybrid_search(db, query)) == _ids(search(db, query))
+        assert _ids(hybrid_search(db, query, lambda pool: [])) == _ids(search(db, query))
+
+
+def test_similarity_finds_what_keywords_cannot(db: Store, model: TinyModel) -> None:
+    text = "database persistence"  # no title shares a word with the sqlite/postgres decisions
+    query = Query(text=text, project_id=APP, limit=5)
+    keyword_titles = {h.record.title for h in search(db, query)}
+    hits = hybrid_search(db, query, _side(db, model, text, query))
+    titles = [h.record.title for h in hits]
+    assert "Use sqlite with WAL for the local store" in titles
+    assert "Use sqlite with WAL for the local store" not in keyword_titles
+    # The record both sides agree on ranks first.
+    assert titles[0] == "Next: finish the persistence layer"
+    # Similarity-only hits carry no keyword relevance; ranks are the fused scores, descending.
+    by_title = {h.record.title: h for h in hits}
+    assert by_title["Use sqlite with WAL for the local store"].relevance == 0.0
+    assert [h.rank for h in hits] == sorted((h.rank for h in hits), reverse=True)
+    # Never another project's record, even with an identical vector.
+    assert all(h.record.project_id == APP for h in hits)
+
+
+def test_vector_candidates_pass_the_same_filters(db: Store, model: TinyModel) -> None:
+    text = "sqlite database"
+    query = Query(text=text, project_id=APP, types=("discovery",), limit=10)
+    hits = hybrid_search(db, query, _side(db, model, text, query))
+    assert hits and {h.record.type for h in hits} == {"discovery"}
+    # A file filter keeps only records linked to the file, whichever side found them.
+    target = records.list_records(db, project_id=APP, types=("handover",))[0]
+    graph.link_record(db, target.id, graph.ensure_node(db, APP, "file", "src/store.py"))
+    query = Query(text=text, project_id=APP, file="src/store.py", limit=10)
+    assert _ids(hybrid_search(db, query, _side(db, model, text, query))) == [target.id]
+
+
+def test_superseded_records_return_only_as_of_their_time(db: Store, model: TinyModel) -> None:
+    old = records.list_records(db, project_id=APP, types=("decision",))[-1]
+    assert old.title == "Use sqlite with WAL for the local store"
+    before = records.supersede(db, old.id, Draft(type="", title="", body="Rollback journal."),
+                               "WAL is unsafe on the network share")
+    embed_all(db, model)
+    text = "database persistence"
+    now = Query(text=text, project_id=APP, limit=10)
+    found_now = _ids(hybrid_search(db, now, _side(db, model, text, now)))
+    assert old.id not in found_now and before.id in found_now
+    then = Query(text=text, project_id=APP, as_of=old.valid_from, limit=10)
+    found_then = _ids(hybrid_search(db, then, _side(db, model, text, then)))
+    assert old.id in found_then and before.id not in found_then
+
+
+def test_min_cosine_drops_weak_candidates(db: Store, model: TinyModel) -> None:
+    text = "database"
+    query = Query(text=text, project_id=APP, limit=10)
+    side = _side(db, model, text, query)
+    weak = [pk for pk, cosine in side(POOL) if cosine < 0.5]
+    assert weak
+    pks = {h.record.pk for h in hybrid_search(db, query, side, min_cosine=0.5)}
+    assert not pks & set(weak)
+
+
+@settings(max_examples=25, deadline=None)
+@given(small=st.integers(min_value=1, max_value=15), extra=st.integers(min_value=0, max_value=30),
+       words=st.lists(st.sampled_from(["sqlite", "database", "test", "docker", "ruff", "probe",
+                                       "release", "schema", "layer", "the", "company"]),
+                      min_size=1, max_size=4))
+def test_top_k_is_stable_whatever_the_limit(tmp_path_factory: pytest.TempPathFactory,
+                                            small: int, extra: int, words: list[str]) -> None:
+    db = _shared_store(tmp_path_factory)
+    model = TinyModel()
+    text = " ".join(words)
+    short = Query(text=text, project_id=APP, limit=small)
+    long = short._replace(limit=small + extra)
+    assert (_ids(hybrid_search(db, short, _side(db, model, text, short)))
+            == _ids(hybrid_search(db, long, _side(db, model, text, long)))[:small])
+
+
+_SHARED: dict[str, Store] = {}
+
+
+def _shared_store(factory: pytest.TempPathFactory) -> Store:
+    """One larger store for the property test (hypothesis reruns the body many times)."""
+    if "db" not in _SHARED:
+        path = Path(factory.mktemp("hybrid")) / "agentctx.db"
+        db = Store.open(path)
+        rng = np.random.default_rng(3)
+        vocabulary = ["sqlite", "database", "test", "pytest", "docker", "release", "ruff",
+                      "schema", "probe", "layer", "company", "kubernetes", "naming", "wal"]
+        for index in range(120):
+            words = rng.choice(vocabulary, size=4)
+            records.add(db, Draft(type=("decision", "convention", "discovery")[index % 3],
+                                  title=" ".join(words), body=f"note {index}"), project_id=APP)
+        embed_all(db, TinyModel())
+        _SHARED["db"] = db
+    return _SHARED["db"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_shared() -> Iterator[None]:
+    yield
+    if "db" in _SHARED:
+        _SHARED.pop("db").close()
+
+
+# ------------------------------------------------------------------------------ the index
+
+
+def test_index_matches_brute_force_and_the_store_vectors(db: Store, model: TinyModel) -> None:
+    index = VectorIndex.load(db, model.name, model.dim)
+    assert len(index) == len(TITLES) + 1
+    query = model.encode(["sqlite test"])[0]
+    got = index.nearest(query, project_ids=[APP], limit=4)
+    rows = db.rows("SELECT e.record_pk, e.vector FROM embeddings e JOIN records r "
+                   "ON r.pk = e.record_pk WHERE r.project_id = ?", (APP,))
+    scored = sorted(((-float(np.frombuffer(v, dtype=np.float32) @ query), pk) for pk, v in rows))
+    assert [pk for pk, _ in got] == [pk for _, pk in scored[:4]]
+    assert [round(c, 5) for _, c in got] == [round(-s, 5) for s, _ in scored[:4]]
+    vectors = pytest.importorskip("agentctx.store.vectors")
+    theirs = vectors.nearest(db, query, project_ids=[APP], limit=4, model=model.name)
+    assert [pk for pk, _ in theirs] == [pk for pk, _ in got]
+
+
+def test_index_edges(db: Store, model: TinyModel) -> None:
+    index = VectorIndex.load(db, model.name, model.dim)
+    assert index.nearest(np.zeros(model.dim), project_ids=[APP], limit=5) == []
+    assert index.nearest(np.ones(model.dim + 1), project_ids=[APP], limit=5) == []
+    assert index.nearest(np.ones(model.dim), project_ids=["nobody"], limit=5) == []
+    assert len(index.nearest(np.ones(model.dim), project_ids=None, limit=100)) == len(index)
+    assert len(VectorIndex.load(db, "another-model", model.dim)) == 0
+
+
+def test_fingerprint_moves_with_records_and_embeddings(db: Store, model: TinyModel) -> None:
+    first = fingerprint(db)
+    records.add(db, Draft(type="discovery", title="Docker layer caching"), project_id=APP)
+    second = fingerprint(db)
+    assert second != first
+    embed_all(db, model)
+    assert fingerprint(db) != second
+    records.touch(db, [records.list_records(db, project_id=APP)[0].id])
+    assert fingerprint(db) == fingerprint(db)
