@@ -44,6 +44,8 @@ def _register() -> None:
     admin.register(app)
     mcp.register(app)
     install.register(app)
+    from agentctx.cli import extract
+    extract.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

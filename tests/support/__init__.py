@@ -1,0 +1,1 @@
+"""Test helpers shared across the suite (real parts only: servers, processes, files)."""
