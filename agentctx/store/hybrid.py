@@ -78,18 +78,21 @@ def hybrid_search(db: Store, query: Query, vector: VectorSide | None = None, *,
 
     ``vector`` is called once with ``pool`` and returns ``(pk, cosine)`` pairs, best first;
     candidates under ``min_cosine`` are ignored. With no vector side (or no vector candidates)
-    the result equals :func:`~agentctx.store.search.search`. A hit's ``rank`` is its fused score;
+    the result is :func:`~agentctx.store.search.search`'s; fused answers hold at most ``pool``
+    hits. A hit's ``rank`` is its fused score;
     its ``relevance`` and ``matched`` terms come from the keyword side (0 and none for hits
     found by similarity alone).
     """
-    limit = max(0, min(query.limit, pool))
-    if limit == 0:
+    if query.limit <= 0:
         return []
-    keyword_hits = search(db, query._replace(limit=pool))
     candidates = [(int(pk), float(cos)) for pk, cos in (vector(pool) if vector else ())[:pool]
                   if cos >= min_cosine]
     if not candidates:
-        return keyword_hits[:limit]
+        # The store's search has a fixed pool of its own, so asking it for ``limit`` hits gives
+        # the first ``limit`` of a longer answer (and checks matched terms on fewer rows).
+        return search(db, query)
+    limit = min(query.limit, pool)
+    keyword_hits = search(db, query._replace(limit=pool))
     by_pk: dict[int, Hit] = {hit.record.pk: hit for hit in keyword_hits}
     admitted = _admissible(db, query, [pk for pk, _ in candidates if pk not in by_pk])
     vector_pks = [pk for pk, _ in candidates if pk in by_pk or pk in admitted]

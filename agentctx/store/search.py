@@ -15,8 +15,8 @@ from __future__ import annotations
 import math
 import sqlite3
 from datetime import UTC, datetime
-from typing import NamedTuple
 
+from agentctx.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.ids import normalize_time
@@ -167,17 +167,20 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         [match, *params])
     if not rows:
         return []
-    pks = [row[0] for row in rows]
-    matched = _matched_terms(db, terms, df, pks)
-    denominator = sum(idf.values())
     now = datetime.now(UTC)
+    ranked = [Hit(record, _rank(record, -float(row[-1]), now), 0.0, ())
+              for row in rows for record in (rec.from_row(row),)]
+    # The order does not depend on relevance, so only the hits returned need their matched
+    # terms: each probe costs in proportion to the rowids it checks.
+    top = _order(ranked, limit)
+    matched = _matched_terms(db, terms, df, [hit.record.pk for hit in top])
+    denominator = sum(idf.values())
     hits = []
-    for row in rows:
-        record = rec.from_row(row)
-        found = matched.get(record.pk, ())
+    for hit in top:
+        found = matched.get(hit.record.pk, ())
         relevance = sum(idf[t] for t in found) / denominator if denominator else 0.0
-        hits.append(Hit(record, _rank(record, -float(row[-1]), now), round(relevance, 4), found))
-    return _order(hits, limit)
+        hits.append(hit._replace(relevance=round(relevance, 4), matched=found))
+    return hits
 
 
 def _matched_terms(db: Store, terms: list[str], df: dict[str, int],
