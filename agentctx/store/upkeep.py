@@ -1,0 +1,234 @@
+"""The store side of consolidation: decay scores, the archive, near-duplicate links, retiring.
+
+Everything here is batch work done by ``agentctx consolidate`` (and read by ``agentctx status``);
+each function that writes runs in one transaction, so a run killed at any point leaves the store
+consistent and the next run picks up where this one stopped.
+
+Near-duplicate candidates are ``near_duplicate`` edges between two record ids (weight = cosine,
+note = the lexical overlap); a pair a reviewer (the merge check) found distinct gets a
+``distinct`` edge so it is not asked about again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from agentctx.store import records as rec
+from agentctx.store.db import Store
+from agentctx.store.errors import AlreadySuperseded, InvalidRecord
+from agentctx.store.ids import new_ulid, now_iso
+from agentctx.store.models import Record
+
+NEAR_DUPLICATE = "near_duplicate"
+DISTINCT = "distinct"
+
+
+class ScoreInput(NamedTuple):
+    """What the decay score of one current record is computed from."""
+
+    pk: int
+    type: str
+    confidence: str
+    valid_from: str
+    last_accessed: str | None
+    access_count: int
+    score: float
+    low_score_since: str | None
+
+
+def _in(column: str, values: Sequence[str] | None) -> tuple[str, list[object]]:
+    if values is None:
+        return "1", []
+    return f"{column} IN ({','.join('?' * len(values))})", list(values)
+
+
+# ----------------------------------------------------------------------------------- scores
+
+
+def score_inputs(db: Store, project_ids: Sequence[str] | None = None) -> list[ScoreInput]:
+    """Score inputs of every current record (of ``project_ids``, or all)."""
+    where, params = _in("project_id", project_ids)
+    rows = db.rows("SELECT pk, type, confidence, valid_from, last_accessed, access_count, score, "
+                   f"low_score_since FROM records WHERE superseded_at IS NULL AND {where} "
+                   "ORDER BY pk", params)
+    return [ScoreInput(*row) for row in rows]
+
+
+def save_scores(db: Store, updates: Sequence[tuple[int, float, str | None]]) -> None:
+    """Write ``(pk, score, low_score_since)`` for many records in one transaction.
+
+    Neither column is indexed by FTS nor counted as a change, so digests stay fresh.
+    """
+    if not updates:
+        return
+    with db.write():
+        db.conn.executemany("UPDATE records SET score = ?, low_score_since = ? WHERE pk = ?",
+                            [(score, since, pk) for pk, score, since in updates])
+
+
+class LowScore(NamedTuple):
+    """A record whose score stayed under the pruning threshold long enough to be listed."""
+
+    record: Record
+    score: float
+    low_score_since: str
+
+
+def prune_candidates(db: Store, project_id: str | None, *, low_before: str,
+                     limit: int = 100) -> list[LowScore]:
+    """Current, unpinned records under the threshold since before ``low_before``, lowest first."""
+    where, params = _in("project_id", None if project_id is None else [project_id])
+    rows = db.rows(f"SELECT {rec.COLUMNS}, low_score_since FROM records WHERE {where} AND "
+                   "superseded_at IS NULL AND pinned = 0 AND low_score_since IS NOT NULL AND "
+                   "low_score_since <= ? ORDER BY score, pk LIMIT ?", [*params, low_before, limit])
+    return [LowScore(record, record.score, str(row[-1]))
+            for row in rows for record in (rec.from_row(row),)]
+
+
+# ---------------------------------------------------------------------------------- archive
+
+
+def archivable(db: Store, *, superseded_before: str, project_ids: Sequence[str] | None = None,
+               limit: int = 500) -> list[int]:
+    """Pks of records superseded before ``superseded_before`` (oldest first)."""
+    where, params = _in("project_id", project_ids)
+    return [row[0] for row in db.rows(
+        f"SELECT pk FROM records WHERE superseded_at IS NOT NULL AND superseded_at < ? AND {where} "
+        "ORDER BY superseded_at, pk LIMIT ?", [superseded_before, *params, limit])]
+
+
+def archive(db: Store, pks: Sequence[int]) -> int:
+    """Move records to ``records_archive`` (same columns plus ``archived_at``) atomically.
+
+    Their embeddings are dropped (an archived record is never a search or vector hit) and the
+    archived copy is flagged ``pending_embedding`` so it is embedded again should it ever become
+    current (``forget`` can restore a predecessor). Returns how many moved.
+    """
+    if not pks:
+        return 0
+    from agentctx.store import vectors
+
+    columns = [row[1] for row in db.rows("PRAGMA table_info(records_archive)")
+               if row[1] != "archived_at"]
+    names = ", ".join(columns)
+    now = now_iso()
+    moved = 0
+    with db.write():
+        for start in range(0, len(pks), 500):
+            chunk = list(pks[start:start + 500])
+            marks = ",".join("?" * len(chunk))
+            cursor = db.execute(
+                f"INSERT INTO records_archive ({names}, archived_at) SELECT {names}, ? "
+                f"FROM records WHERE pk IN ({marks}) AND superseded_at IS NOT NULL", [now, *chunk])
+            moved += cursor.rowcount
+            db.execute(f"UPDATE records_archive SET pending_embedding = 1 WHERE pk IN ({marks})",
+                       chunk)
+            db.execute(f"DELETE FROM records WHERE pk IN ({marks}) AND superseded_at IS NOT NULL",
+                       chunk)
+        vectors.delete(db, list(pks))
+    return moved
+
+
+# -------------------------------------------------------------------------- near-duplicates
+
+
+class NearDuplicate(NamedTuple):
+    """Two current records of one type and project that may say the same thing."""
+
+    first: Record  # the older of the two
+    second: Record
+    cosine: float
+    overlap: float
+
+
+def save_near_duplicates(db: Store, scanned_ids: Sequence[str],
+                         pairs: Sequence[tuple[str, str, float, float]]) -> int:
+    """Replace the near-duplicate links among ``scanned_ids`` by ``pairs`` (id, id, cos, overlap).
+
+    Links touching records outside the scan are kept. Returns how many links are new.
+    """
+    scanned = set(scanned_ids)
+    wanted = {(min(a, b), max(a, b)): (cos, overlap) for a, b, cos, overlap in pairs}
+    now = now_iso()
+    with db.write():
+        existing = {(row[0], row[1]): row[2] for row in db.rows(
+            "SELECT from_id, to_id, id FROM edges WHERE rel_type = ?", (NEAR_DUPLICATE,))}
+        stale = [edge_id for (a, b), edge_id in existing.items()
+                 if a in scanned and b in scanned and (a, b) not in wanted]
+        for start in range(0, len(stale), 500):
+            chunk = stale[start:start + 500]
+            db.execute(f"DELETE FROM edges WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+        fresh = [(new_ulid(), a, b, NEAR_DUPLICATE, round(cos, 4), f"lexical overlap {ov:.2f}",
+                  now) for (a, b), (cos, ov) in wanted.items() if (a, b) not in existing]
+        db.conn.executemany("INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, weight, "
+                            "note, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)", fresh)
+        db.conn.executemany("UPDATE edges SET weight = ?, note = ? WHERE from_id = ? AND "
+                            "to_id = ? AND rel_type = ?",
+                            [(round(cos, 4), f"lexical overlap {ov:.2f}", a, b, NEAR_DUPLICATE)
+                             for (a, b), (cos, ov) in wanted.items() if (a, b) in existing])
+    return len(fresh)
+
+
+def near_duplicates(db: Store, project_id: str | None) -> list[NearDuplicate]:
+    """Near-duplicate pairs whose records are both still current, most similar first.
+
+    Pairs already judged distinct are left out.
+    """
+    where, params = _in("a.project_id", None if project_id is None else [project_id])
+    width = len(rec.COLUMNS.split(","))
+    columns = ", ".join(f"{t}.{c.strip()}" for t in ("a", "b") for c in rec.COLUMNS.split(","))
+    rows = db.rows(
+        f"SELECT e.weight, e.note, {columns} FROM edges e "
+        "JOIN records a ON a.id = e.from_id JOIN records b ON b.id = e.to_id "
+        f"WHERE e.rel_type = ? AND {where} AND a.superseded_at IS NULL "
+        "AND b.superseded_at IS NULL AND NOT EXISTS (SELECT 1 FROM edges d WHERE "
+        "d.rel_type = ? AND d.from_id = e.from_id AND d.to_id = e.to_id) "
+        "ORDER BY e.weight DESC, e.from_id", [NEAR_DUPLICATE, *params, DISTINCT])
+    found: list[NearDuplicate] = []
+    for row in rows:
+        values = list(row)
+        first, second = rec.from_row(values[2:2 + width]), rec.from_row(values[2 + width:])
+        older, newer = sorted((first, second), key=lambda r: (r.valid_from, r.pk))
+        found.append(NearDuplicate(older, newer, float(row[0]), _overlap_of(row[1])))
+    return found
+
+
+def _overlap_of(note: str | None) -> float:
+    try:
+        return float(str(note).rsplit(" ", 1)[-1])
+    except (ValueError, IndexError):
+        return 0.0
+
+
+def mark_distinct(db: Store, first_id: str, second_id: str, note: str) -> None:
+    """Remember that two near-duplicate records were judged distinct (never asked again)."""
+    a, b = min(first_id, second_id), max(first_id, second_id)
+    db.execute("INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, note, created_at) "
+               "VALUES (?, ?, ?, ?, ?, ?)", (new_ulid(), a, b, DISTINCT, note, now_iso()))
+
+
+# ----------------------------------------------------------------------------------- retire
+
+
+def retire(db: Store, ref: str, reason: str, *, actor: str = "cli") -> Record:
+    """End a current record's validity now without a successor; returns it as it was.
+
+    The record stays in history and as-of queries (valid until now) and its audit trail gains a
+    ``retired`` entry with ``reason``; it is no longer injected or found by default search. Use
+    :func:`agentctx.store.records.forget` for a hard delete instead.
+    """
+    if not reason.strip():
+        raise InvalidRecord("a reason is required: say why the record no longer holds")
+    with db.write():
+        record = rec.get(db, ref)
+        if record.archived or not record.current:
+            raise AlreadySuperseded(f"record {record.id} is no longer current (superseded on "
+                                    f"{(record.superseded_at or '')[:10]})")
+        now = now_iso()
+        db.execute("UPDATE records SET superseded_at = ?, updated_at = ? WHERE id = ?",
+                   (max(now, record.valid_from), now, record.id))
+        db.execute("INSERT INTO edits (record_id, field, old_value, new_value, actor, changed_at) "
+                   "VALUES (?, 'retired', NULL, ?, ?, ?)",
+                   (record.id, " ".join(reason.split()), actor, now))
+    return record
