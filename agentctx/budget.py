@@ -9,7 +9,8 @@ enforced as one character limit. Standard library only (hook hot path).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
+
+from agentctx.lean import NamedTuple
 
 CHARS_PER_TOKEN = 3.5
 

@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
-from typing import NamedTuple
+
+from agentctx.lean import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 HOME_ENV = "AGENTCTX_HOME"
 DB_NAME = "agentctx.db"
@@ -130,29 +134,55 @@ _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
 
 
+def home_dir() -> str:
+    """The agentctx home folder as a string (no pathlib: this is on the hook hot path)."""
+    raw = os.environ.get(HOME_ENV)
+    return os.path.expanduser(raw) if raw else os.path.join(os.path.expanduser("~"), ".agentctx")
+
+
 def home() -> Path:
     """The agentctx home folder (``AGENTCTX_HOME``, default ``~/.agentctx``)."""
-    raw = os.environ.get(HOME_ENV)
-    return Path(raw).expanduser() if raw else Path.home() / ".agentctx"
+    from pathlib import Path
+
+    return Path(home_dir())
+
+
+def ensure_home_dir(path: str | None = None) -> str:
+    """Create the home folder (mode 0700) with its ``models/`` and ``logs/`` folders."""
+    root = path or home_dir()
+    os.makedirs(root, mode=0o700, exist_ok=True)
+    for sub in ("models", "logs"):
+        try:
+            os.mkdir(os.path.join(root, sub), mode=0o700)
+        except FileExistsError:
+            pass
+    return root
 
 
 def ensure_home(path: Path | None = None) -> Path:
     """Create the home folder (mode 0700) with its ``models/`` and ``logs/`` folders."""
-    root = path or home()
-    root.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for sub in ("models", "logs"):
-        (root / sub).mkdir(mode=0o700, exist_ok=True)
-    return root
+    from pathlib import Path
+
+    return Path(ensure_home_dir(None if path is None else os.fspath(path)))
+
+
+def db_file() -> str:
+    """Path of the store inside the home, as a string."""
+    return os.path.join(home_dir(), DB_NAME)
 
 
 def db_path() -> Path:
     """Path of the store inside the home."""
-    return home() / DB_NAME
+    from pathlib import Path
+
+    return Path(db_file())
 
 
 def config_path() -> Path:
     """Path of ``config.json`` inside the home."""
-    return home() / CONFIG_NAME
+    from pathlib import Path
+
+    return Path(home_dir(), CONFIG_NAME)
 
 
 def parse_value(knob: Knob, raw: object) -> str | int | float | bool:
@@ -205,9 +235,10 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     A malformed file raises :class:`ConfigError`; callers on the hook path treat that as
     "use the defaults" and log it.
     """
-    target = path or config_path()
+    target = os.path.join(home_dir(), CONFIG_NAME) if path is None else os.fspath(path)
     try:
-        text = target.read_text(encoding="utf-8")
+        with open(target, encoding="utf-8") as handle:
+            text = handle.read()
     except FileNotFoundError:
         return {}
     except OSError as exc:

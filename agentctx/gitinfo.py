@@ -13,7 +13,8 @@ import hashlib
 import os
 import re
 from pathlib import Path
-from typing import NamedTuple
+
+from agentctx.lean import NamedTuple
 
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/]+)@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?:(?P<auth>[^@/]*)@)?"

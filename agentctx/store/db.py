@@ -6,19 +6,23 @@ the schema is current; only an older store imports the migration machinery (sqli
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
 
 from agentctx.store.errors import StoreError, StoreLocked, StoreTooNew
+
+# Start-up cost matters here (hooks): typing, pathlib and contextlib are not imported at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+    from typing import Any
+
+    Params = Sequence[Any] | dict[str, Any]
 
 # Bump together with a new migration in agentctx.store.schema (a test checks they agree).
 SCHEMA_VERSION = 1
 DEFAULT_BUSY_TIMEOUT_MS = 3000
-
-Params = Sequence[Any] | dict[str, Any]
 
 
 class Store:
@@ -28,10 +32,17 @@ class Store:
     Writes that touch more than one row run inside :meth:`write`.
     """
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: Path | str) -> None:
         self.conn = conn
-        self.path = path
+        self._path = str(path)
         self._depth = 0
+
+    @property
+    def path(self) -> Path:
+        """The store's file."""
+        from pathlib import Path
+
+        return Path(self._path)
 
     @classmethod
     def open(cls, path: Path | str | None = None, *,
@@ -44,11 +55,11 @@ class Store:
         if path is None:
             from agentctx import config
 
-            config.ensure_home()
-            target = config.db_path()
+            config.ensure_home_dir()
+            target = config.db_file()
         else:
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
+            target = os.fspath(path)
+            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
         conn = _connect(target, busy_timeout_ms)
         try:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -58,10 +69,12 @@ class Store:
                     f"reads up to {SCHEMA_VERSION}); upgrade agentctx")
             if version < SCHEMA_VERSION:
                 conn.close()
+                from pathlib import Path
+
                 from agentctx.store import schema
 
                 try:
-                    schema.upgrade(target)
+                    schema.upgrade(Path(target))
                 except sqlite3.OperationalError as exc:
                     if "locked" in str(exc) or "busy" in str(exc):
                         raise StoreLocked(f"{target} is locked; try again") from None
@@ -82,32 +95,12 @@ class Store:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def write(self) -> Iterator[None]:
+    def write(self) -> _Transaction:
         """A write transaction (``BEGIN IMMEDIATE``); nested calls become savepoints.
 
-        Everything inside commits together or not at all.
+        Use it as ``with db.write(): …``: everything inside commits together or not at all.
         """
-        if self._depth == 0:
-            try:
-                self.conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                raise StoreLocked(f"the store is busy ({exc}); try again") from None
-            statement_ok, statement_undo = "COMMIT", "ROLLBACK"
-        else:
-            name = f"sp{self._depth}"
-            self.conn.execute(f"SAVEPOINT {name}")
-            statement_ok, statement_undo = f"RELEASE {name}", f"ROLLBACK TO {name}; RELEASE {name}"
-        self._depth += 1
-        try:
-            yield
-        except BaseException:
-            self._depth -= 1
-            for statement in statement_undo.split("; "):
-                self.conn.execute(statement)
-            raise
-        self._depth -= 1
-        self.conn.execute(statement_ok)
+        return _Transaction(self)
 
     def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
         """Run one statement."""
@@ -149,7 +142,42 @@ class Store:
                      "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
 
-def _connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
+class _Transaction:
+    """The context manager :meth:`Store.write` returns (a class: contextlib costs start-up)."""
+
+    __slots__ = ("_done", "_store", "_undo")
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._done = ""
+        self._undo: tuple[str, ...] = ()
+
+    def __enter__(self) -> None:
+        store = self._store
+        if store._depth == 0:
+            try:
+                store.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreLocked(f"the store is busy ({exc}); try again") from None
+            self._done, self._undo = "COMMIT", ("ROLLBACK",)
+        else:
+            name = f"sp{store._depth}"
+            store.conn.execute(f"SAVEPOINT {name}")
+            self._done, self._undo = f"RELEASE {name}", (f"ROLLBACK TO {name}", f"RELEASE {name}")
+        store._depth += 1
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: object) -> None:
+        store = self._store
+        store._depth -= 1
+        if exc_type is not None:
+            for statement in self._undo:
+                store.conn.execute(statement)
+            return
+        store.conn.execute(self._done)
+
+
+def _connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:
     try:
         conn = sqlite3.connect(path, timeout=busy_timeout_ms / 1000, isolation_level=None,
                                check_same_thread=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import NamedTuple
 
+from agentctx.lean import NamedTuple
 from agentctx.store.db import Store
 from agentctx.store.ids import now_iso
 

@@ -6,7 +6,7 @@ NamedTuples rather than dataclasses: this module is imported on the hook hot pat
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from agentctx.lean import NamedTuple
 
 RECORD_TYPES: tuple[str, ...] = (
     "decision", "convention", "preference", "discovery", "bugfix", "handover", "profile",

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import os
 import time
-from typing import NamedTuple
 
+from agentctx.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import AmbiguousId, NotFound, StoreError

@@ -125,7 +125,9 @@ def by_pks(db: Store, pks: Sequence[int]) -> dict[int, Record]:
 
 def find_current_by_key(db: Store, project_id: str, type_: str, key: str) -> Record | None:
     """The current record of ``type_`` with ``key`` in ``project_id``, if any."""
-    row = db.one(f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND key = ? "
+    # "+key" keeps SQLite on the records_current index: a key's superseded history grows without
+    # bound (a handover per compaction), its current records stay few.
+    row = db.one(f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND +key = ? "
                  "AND superseded_at IS NULL ORDER BY valid_from DESC LIMIT 1",
                  (project_id, type_, key))
     return from_row(row) if row else None
