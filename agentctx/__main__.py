@@ -13,9 +13,9 @@ import sys
 def main() -> None:
     """Run the ``agentctx`` command line."""
     if sys.argv[1:2] == ["hook"]:
-        from agentctx.hooks.dispatch import run
+        from agentctx.hooks.dispatch import main as hook_main
 
-        sys.exit(run(sys.argv[2:]))
+        hook_main(sys.argv[2:])
     from agentctx.cli import run_cli
 
     run_cli()

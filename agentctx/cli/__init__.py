@@ -38,12 +38,13 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _register() -> None:
-    from agentctx.cli import admin, install, mcp, records
+    from agentctx.cli import admin, hooks, install, mcp, records
 
     records.register(app)
     admin.register(app)
     mcp.register(app)
     install.register(app)
+    hooks.register(app)
     from agentctx.cli import extract
     extract.register(app)
 

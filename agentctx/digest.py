@@ -1,0 +1,332 @@
+"""The SessionStart digest: a project's stable context on a hard budget (Tier 1 injection).
+
+Sections, in this order:
+
+1. **Project profile** — the detected name, stack and commands (``profile`` records).
+2. **Active decisions and conventions** of the project.
+3. **Last handover for this worktree** — added at serve time (the stored digest is per project,
+   worktrees share it), from the current ``handover`` record keyed ``worktree:<path>``.
+4. **Developer preferences** — global preferences with confidence ``reinforced`` or ``explicit``,
+   within the ``profile_tokens`` knob.
+5. **CLAUDE.md drift** — one line, only when at least :data:`DRIFT_MIN_RECORDS` records have a
+   ``claudemd_drift_score`` above :data:`DRIFT_THRESHOLD`.
+6. One line on what ``ctx_search`` can find, then the closing fence.
+
+The whole served text is at most ``session_start_tokens`` (≤ 1,500) tokens and ``injection_chars``
+(≤ 8,000) characters: sections get slices, and :func:`agentctx.budget.pack` drops whole entries
+from the bottom whenever the total would overflow. Rendering is :mod:`agentctx.hooks.render`.
+
+API — consolidation pre-computes the digest, session-start serves it:
+
+``build(db, project, *, rank=None, cfg=None) -> Built``
+    The project's digest without the handover (a :data:`HANDOVER_TOKENS` slice stays free for it).
+    ``rank(section, records) -> records`` reorders the candidates of a section — ``"profile"``,
+    ``"decisions"`` (every pinned decision or convention plus the :data:`RANK_CANDIDATES` most
+    recent) or ``"preferences"``; it may drop records but never adds any. Without it the order is
+    pinned first, then confidence (explicit, reinforced, inferred), then the most recent.
+``refresh(db, project, *, rank=None, builder="inline", cfg=None) -> Built``
+    :func:`build`, then store it with :func:`agentctx.store.digests.save`, stamped with the change
+    counter read *before* building (a write racing the build leaves the digest stale, not wrong).
+``serve(db, project, worktree, *, cfg=None, save=True, fresh=None) -> Served``
+    What session-start injects: the stored digest when it is fresh (no record changed since it was
+    built), else one built inline (and stored when ``save``), plus the worktree's last handover.
+``subagent_slice(db, project, *, max_tokens, cfg=None) -> Built``
+    Active decisions and conventions only, for SubagentStart.
+
+:class:`Built` and :class:`Served` carry ``text``, ``tokens`` (the one estimator's count) and
+``record_ids`` (the ids of the records the text shows, read back from it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from agentctx import config
+from agentctx.budget import char_limit, estimate_tokens, pack, truncate
+from agentctx.hooks import render
+from agentctx.lean import NamedTuple
+from agentctx.store import digests, records
+from agentctx.store.db import Store
+from agentctx.store.models import GLOBAL_PROJECT, Project, Record
+
+Rank = Callable[[str, list[Record]], list[Record]]
+
+PROFILE, DECISIONS, HANDOVER, PREFERENCES, DRIFT = (
+    "profile", "decisions", "handover", "preferences", "drift")
+HEADERS = {
+    PROFILE: "## Project profile",
+    DECISIONS: "## Active decisions and conventions",
+    HANDOVER: "## Last handover for this worktree",
+    PREFERENCES: "## Developer preferences",
+    DRIFT: "## CLAUDE.md drift",
+}
+PROFILE_TOKENS = 200
+HANDOVER_TOKENS = 400
+DRIFT_THRESHOLD = 0.5
+DRIFT_MIN_RECORDS = 2
+# Candidates read for the decisions section: every pinned one plus the most recent ones.
+DEFAULT_CANDIDATES = 100
+RANK_CANDIDATES = 500
+SNIPPET_CHARS = {PROFILE: 0, DECISIONS: 140, PREFERENCES: 100}
+_CONFIDENCE_ORDER = {"explicit": 0, "reinforced": 1, "inferred": 2}
+
+
+class Built(NamedTuple):
+    """A digest (or slice) as built: its text, estimated tokens and the record ids it shows."""
+
+    text: str
+    tokens: int
+    record_ids: tuple[str, ...]
+
+
+class Served(NamedTuple):
+    """What session-start injects, and whether it came from the pre-computed digest."""
+
+    text: str
+    tokens: int
+    record_ids: tuple[str, ...]
+    stored: bool
+
+
+EMPTY = Built("", 0, ())
+
+
+def handover_key(worktree: str) -> str:
+    """The record key of a worktree's handover (one current handover per worktree)."""
+    return f"worktree:{worktree}"
+
+
+def limits(cfg: config.Config | None = None) -> tuple[int, int]:
+    """The session-start budget: (tokens, characters), never above the laws."""
+    cfg = cfg or config.Config.load()
+    tokens = min(cfg.get_int("session_start_tokens"), config.SESSION_START_MAX_TOKENS)
+    chars = min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS)
+    return tokens, chars
+
+
+def default_order(records_: Sequence[Record]) -> list[Record]:
+    """Pinned first, then by confidence (explicit, reinforced, inferred), then most recent."""
+    newest_first = sorted(records_, key=lambda r: (r.valid_from, r.pk), reverse=True)
+    return sorted(newest_first, key=lambda r: (not r.pinned,
+                                               _CONFIDENCE_ORDER.get(r.confidence, 3)))
+
+
+# ----------------------------------------------------------------------------- candidates
+
+
+def _profile(db: Store, project: Project) -> list[Record]:
+    from agentctx.project_profile import current
+
+    return current(db, project.id)
+
+
+def _decisions(db: Store, project: Project, many: bool) -> list[Record]:
+    types = ("decision", "convention")
+    pinned = records.list_records(db, project_id=project.id, types=types, pinned_only=True)
+    recent = records.list_records(db, project_id=project.id, types=types,
+                                  limit=RANK_CANDIDATES if many else DEFAULT_CANDIDATES)
+    by_id = {r.id: r for r in pinned}
+    by_id.update((r.id, r) for r in recent)
+    return default_order(list(by_id.values()))
+
+
+def _preferences(db: Store) -> list[Record]:
+    found = records.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",))
+    return default_order([r for r in found if r.confidence in ("reinforced", "explicit")])
+
+
+def _apply(rank: Rank | None, section: str, candidates: list[Record]) -> list[Record]:
+    if rank is None or not candidates:
+        return candidates
+    allowed = {r.id for r in candidates}
+    return [r for r in rank(section, list(candidates)) if r.id in allowed]
+
+
+# ----------------------------------------------------------------------------- assembly
+
+
+def _section(name: str, items: Sequence[str], max_chars: int) -> list[str]:
+    """The section header and the leading items that fit ``max_chars`` (nothing if none fit)."""
+    if not items or max_chars <= 0:
+        return []
+    packed = pack(items, max_tokens=max_chars, max_chars=max_chars, header=HEADERS[name])
+    if packed.kept == 0:
+        return []
+    return [HEADERS[name], *items[:packed.kept]]
+
+
+def _size(lines: Sequence[str]) -> int:
+    """Characters ``lines`` add to a newline-joined text (one separator each)."""
+    return sum(len(line) + 1 for line in lines)
+
+
+def _drop_empty_sections(items: list[str]) -> list[str]:
+    kept: list[str] = []
+    for index, item in enumerate(items):
+        if item.startswith(render.SECTION_PREFIX):
+            following = items[index + 1] if index + 1 < len(items) else None
+            if following is None or following.startswith(render.SECTION_PREFIX):
+                continue
+        kept.append(item)
+    return kept
+
+
+def assemble(head: str, items: Sequence[str], foot: str, max_tokens: int, max_chars: int) -> str:
+    """Join head, the leading items that fit and foot within both budgets.
+
+    Whole items are dropped from the bottom (:func:`agentctx.budget.pack`), and a section header
+    left without entries goes too.
+    """
+    current = _drop_empty_sections(list(items))
+    while True:
+        packed = pack(current, max_tokens=max_tokens, max_chars=max_chars, header=head,
+                      footer=foot)
+        kept = current[:packed.kept]
+        cleaned = _drop_empty_sections(kept)
+        if cleaned == kept:
+            return packed.text
+        current = cleaned
+
+
+def _search_line(db: Store, project: Project) -> tuple[str, int]:
+    from agentctx.store.stats import record_counts
+
+    counts = {t: c["current"] for t, c in record_counts(db, project.id).items() if c["current"]}
+    total = sum(counts.values())
+    if not total:
+        return ("ctx_search finds recorded decisions, conventions, bugfixes and discoveries by "
+                "words or file; none are recorded for this project yet."), 0
+    order = ("decision", "convention", "bugfix", "discovery", "preference", "handover", "profile")
+    parts = [f"{counts[t]} {t}{'s' if counts[t] != 1 else ''}" for t in order if t in counts]
+    return (f"ctx_search finds the project's {total} current records ({', '.join(parts)}) by "
+            "words or file; ctx_get <id> returns one in full."), total
+
+
+def _built(text: str) -> Built:
+    return Built(text, estimate_tokens(text), tuple(render.ids_in(text)))
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def build(db: Store, project: Project, *, rank: Rank | None = None,
+          cfg: config.Config | None = None) -> Built:
+    """The project's digest without the handover (see the module docstring)."""
+    cfg = cfg or config.Config.load()
+    max_tokens, max_chars = limits(cfg)
+    head = render.header("session-start", project.name)
+    line, total = _search_line(db, project)
+    foot = line + "\n" + render.FENCE_CLOSE
+    handover_reserve = char_limit(HANDOVER_TOKENS, max_chars) + 1
+    # What the body may use: the budget minus head, foot, their separators and the handover slice.
+    room = char_limit(max_tokens, max_chars) - len(head) - len(foot) - 1 - handover_reserve
+
+    profile_items = [render.item_line(r, SNIPPET_CHARS[PROFILE])
+                     for r in _apply(rank, PROFILE, _profile(db, project))]
+    profile = _section(PROFILE, profile_items, min(room, char_limit(PROFILE_TOKENS, max_chars)))
+    room -= _size(profile)
+
+    preference_items = [render.item_line(r, SNIPPET_CHARS[PREFERENCES])
+                        for r in _apply(rank, PREFERENCES, _preferences(db))]
+    preference_slice = char_limit(min(cfg.get_int("profile_tokens"), max_tokens), max_chars)
+    preferences = _section(PREFERENCES, preference_items, min(room, preference_slice))
+    room -= _size(preferences)
+
+    from agentctx.store.stats import drift_count
+
+    drifted = drift_count(db, project.id, DRIFT_THRESHOLD)
+    drift: list[str] = []
+    if drifted >= DRIFT_MIN_RECORDS:
+        drift = _section(DRIFT, [f"- {drifted} records differ from what CLAUDE.md says; "
+                                 "ctx_sync_claudemd lists the proposed CLAUDE.md changes."], room)
+        room -= _size(drift)
+
+    decision_items = [render.item_line(r, SNIPPET_CHARS[DECISIONS])
+                      for r in _apply(rank, DECISIONS, _decisions(db, project, rank is not None))]
+    decisions = _section(DECISIONS, decision_items, room)
+
+    body = [*profile, *decisions, *preferences, *drift]
+    if not body and not total:
+        return EMPTY
+    text = assemble(head, body, foot, max_tokens,
+                    min(max_chars, char_limit(max_tokens, max_chars) - handover_reserve))
+    return _built(text)
+
+
+def refresh(db: Store, project: Project, *, rank: Rank | None = None, builder: str = "inline",
+            cfg: config.Config | None = None) -> Built:
+    """Build the project's digest and store it (see the module docstring)."""
+    counter = db.change_counter()
+    built = build(db, project, rank=rank, cfg=cfg)
+    digests.save(db, project.id, built.text, tokens=built.tokens, record_ids=built.record_ids,
+                 builder=builder, change_counter=counter)
+    return built
+
+
+def _split(text: str) -> tuple[str, list[str], str] | None:
+    """A digest's head (fence and label), body lines and foot (search line and fence close)."""
+    lines = text.split("\n")
+    if (len(lines) < 4 or not lines[0].startswith("<agentctx-context")
+            or lines[-1] != render.FENCE_CLOSE):
+        return None
+    return "\n".join(lines[:2]), lines[2:-2], "\n".join(lines[-2:])
+
+
+def _handover_items(db: Store, project: Project, worktree: str, max_chars: int) -> list[str]:
+    record = records.find_current_by_key(db, project.id, "handover", handover_key(worktree))
+    if record is None:
+        return []
+    room = max_chars - len(HEADERS[HANDOVER]) - 2
+    entry = truncate(render.item_block(record), room, f" … ctx_get {record.id}")
+    if not entry.startswith(render.ITEM_PREFIX):
+        return []
+    return [HEADERS[HANDOVER], entry]
+
+
+def _insert_handover(body: list[str], handover: list[str]) -> list[str]:
+    later = (HEADERS[PREFERENCES], HEADERS[DRIFT])
+    for index, line in enumerate(body):
+        if line in later:
+            return [*body[:index], *handover, *body[index:]]
+    return [*body, *handover]
+
+
+def serve(db: Store, project: Project, worktree: str, *, cfg: config.Config | None = None,
+          save: bool = True, fresh: digests.Digest | None = None) -> Served:
+    """The session-start injection for a worktree of ``project`` (see the module docstring).
+
+    ``fresh`` is the project's fresh stored digest when the caller has already loaded it.
+    """
+    cfg = cfg or config.Config.load()
+    max_tokens, max_chars = limits(cfg)
+    stored = fresh if fresh is not None else digests.load_fresh(db, project.id)
+    parts = _split(stored.text) if stored is not None else None
+    if parts is None:
+        built = refresh(db, project, cfg=cfg) if save else build(db, project, cfg=cfg)
+        parts = _split(built.text)
+        stored = None
+    if parts is None:
+        return Served("", 0, (), False)
+    head, body, foot = parts
+    reserve = char_limit(HANDOVER_TOKENS, max_chars)
+    handover = _handover_items(db, project, worktree, reserve)
+    text = assemble(head, _insert_handover(body, handover) if handover else body, foot,
+                    max_tokens, max_chars)
+    return Served(text, estimate_tokens(text), tuple(render.ids_in(text)), stored is not None)
+
+
+def subagent_slice(db: Store, project: Project, *, max_tokens: int,
+                   cfg: config.Config | None = None) -> Built:
+    """Active decisions and conventions only, within ``max_tokens`` (SubagentStart)."""
+    cfg = cfg or config.Config.load()
+    tokens = min(max_tokens, config.SESSION_START_MAX_TOKENS)
+    chars = min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS)
+    items = [render.item_line(r, SNIPPET_CHARS[DECISIONS])
+             for r in _decisions(db, project, False)]
+    if not items:
+        return EMPTY
+    head = render.header("subagent-start", project.name)
+    text = assemble(head, [HEADERS[DECISIONS], *items], render.FENCE_CLOSE, tokens, chars)
+    if not render.ids_in(text):
+        return EMPTY
+    return _built(text)

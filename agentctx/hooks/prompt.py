@@ -1,0 +1,112 @@
+"""UserPromptSubmit (Tier 2): the few records relevant to this prompt, not yet injected.
+
+The store's one search runs on the prompt; records already injected into this session (by the
+digest or earlier turns) are left out; at most ``prompt_records`` (≤ 3) records whose relevance
+reaches ``prompt_min_relevance`` are injected, so an unrelated prompt injects nothing. The text
+stays within ``prompt_tokens`` (≤ 2,000) tokens and ``injection_chars`` (≤ 8,000) characters: a
+record too long for what is left is cut with a ``… ctx_get <id>`` marker. Each injection leaves a
+receipt, counts one access per record, and the prompt — redacted — joins the session's recent
+prompts (consolidation ranks against them). A prompt starting with ``#noctx`` gets nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from agentctx import config
+from agentctx.budget import char_limit, estimate_tokens, pack, truncate
+from agentctx.hooks import render
+from agentctx.hooks.common import HookContext
+from agentctx.store import records, sessions
+from agentctx.store.ids import now_iso
+from agentctx.store.models import Hit
+from agentctx.store.search import MAX_LIMIT, Query, search
+
+EVENT = "UserPromptSubmit"
+OPT_OUT = "#noctx"
+# Characters of a prompt kept in the session's recent prompts.
+PROMPT_KEEP_CHARS = 2000
+
+
+def opted_out(prompt: str) -> bool:
+    """Whether the prompt asks for no injection this turn (it starts with ``#noctx``)."""
+    return prompt.lstrip().lower().startswith(OPT_OUT)
+
+
+def handle(ctx: HookContext) -> str | None:
+    """Search, inject and account; returns the text to inject (``None`` for nothing)."""
+    prompt = ctx.text("prompt")
+    if opted_out(prompt):
+        return None
+    db = ctx.store()
+    project = ctx.resolved().project
+    if project.paused:
+        return None
+    session_id = ctx.session_id
+    cfg = ctx.cfg
+    max_records = min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS)
+    chosen: list[Hit] = []
+    if max_records > 0 and prompt.strip():
+        seen = sessions.seen(db, session_id)
+        hits = search(db, Query(text=prompt, project_id=project.id,
+                                limit=min(MAX_LIMIT, max_records + len(seen))))
+        threshold = cfg.get_float("prompt_min_relevance")
+        chosen = [h for h in hits
+                  if h.relevance >= threshold and h.record.id not in seen][:max_records]
+    text, shown = compose(chosen, project.name, cfg)
+    keep = cfg.get_int("recent_prompts")
+    with db.write():
+        sessions.ensure(db, session_id, project.id, cwd=ctx.cwd,
+                        transcript_path=ctx.transcript_path)
+        if keep > 0 and prompt.strip():
+            from agentctx.redact import redact
+
+            sessions.append_meta(db, session_id, "prompts",
+                                 {"at": now_iso(), "text": redact(prompt)[:PROMPT_KEEP_CHARS]},
+                                 keep)
+        if text:
+            ids = [h.record.id for h in shown]
+            sessions.add_receipt(db, session_id=session_id, project_id=project.id, event=EVENT,
+                                 record_ids=ids, scores=[h.relevance for h in shown],
+                                 tokens=estimate_tokens(text), chars=len(text))
+            sessions.mark_seen(db, session_id, ids)
+            records.touch(db, ids)
+    return text or None
+
+
+def compose(hits: Sequence[Hit], project_name: str,
+            cfg: config.Config | None = None) -> tuple[str, list[Hit]]:
+    """The fenced injection for ``hits`` within the per-prompt budget, and the hits it shows.
+
+    Entries are added in order while they fit; the first that does not fit whole is cut with a
+    ``… ctx_get <id>`` marker (when at least its first line fits) and nothing follows it.
+    """
+    if not hits:
+        return "", []
+    cfg = cfg or config.Config.load()
+    max_tokens = min(cfg.get_int("prompt_tokens"), config.PROMPT_MAX_TOKENS)
+    max_chars = min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS)
+    head = render.header("prompt", project_name)
+    foot = render.FENCE_CLOSE
+    used = len(head) + 1 + len(foot)
+    limit = char_limit(max_tokens, max_chars)
+    entries: list[str] = []
+    shown: list[Hit] = []
+    for hit in hits:
+        entry = render.item_block(hit.record)
+        room = limit - used - 1
+        if len(entry) > room:
+            marker = f" … ctx_get {hit.record.id}"
+            if room < len(render.item_head(hit.record)) + len(marker):
+                break
+            entry = truncate(entry, room, marker)
+            entries.append(entry)
+            shown.append(hit)
+            break
+        entries.append(entry)
+        shown.append(hit)
+        used += len(entry) + 1
+    packed = pack(entries, max_tokens=max_tokens, max_chars=max_chars, header=head, footer=foot)
+    if packed.kept == 0:
+        return "", []
+    return packed.text, shown[:packed.kept]

@@ -1,0 +1,71 @@
+"""SessionStart (Tier 1): inject the project's digest, on every source.
+
+The digest is served pre-computed when no record changed since it was built, else built inline
+(:func:`agentctx.digest.serve`), with the worktree's last handover added. It is injected again on
+``resume``, ``compact``, ``clear`` and ``fork`` (SessionStart is the reliable place after a resume).
+A second firing with the same (session, source) within ``resume_dedup_seconds`` injects the same
+text but records no second receipt. After ``compact`` and ``clear`` the context is gone, so the
+session's set of already-injected records is reset before the digest's records are added to it.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from agentctx import digest
+from agentctx.hooks.common import HookContext, describe, log_problem
+from agentctx.store import digests, records, sessions
+from agentctx.store.ids import to_iso
+
+EVENT = "SessionStart"
+RESET_SOURCES = ("compact", "clear")
+
+
+def handle(ctx: HookContext) -> str | None:
+    """Serve the digest; returns the text to inject (``None`` for nothing)."""
+    db = ctx.store()
+    resolved = ctx.resolved()
+    project = resolved.project
+    if project.paused:
+        return None
+    session_id = ctx.session_id
+    source = ctx.text("source") or "startup"
+    fresh = digests.load_fresh(db, project.id)
+    if fresh is None and not records.list_records(db, project_id=project.id, types=("profile",),
+                                                  limit=1):
+        _detect_profile(ctx)
+    served = digest.serve(db, project, resolved.worktree, cfg=ctx.cfg, fresh=fresh)
+    with db.write():
+        sessions.ensure(db, session_id, project.id, cwd=ctx.cwd,
+                        transcript_path=ctx.transcript_path)
+        if source in RESET_SOURCES:
+            sessions.reset_seen(db, session_id)
+        if served.text:
+            if not _just_recorded(ctx, source):
+                sessions.add_receipt(db, session_id=session_id, project_id=project.id,
+                                     event=EVENT, source=source, record_ids=served.record_ids,
+                                     scores=(), tokens=served.tokens, chars=len(served.text))
+            sessions.mark_seen(db, session_id, served.record_ids)
+    return served.text or None
+
+
+def _just_recorded(ctx: HookContext, source: str) -> bool:
+    """Whether this (session, source) already got a receipt within ``resume_dedup_seconds``."""
+    window = ctx.cfg.get_int("resume_dedup_seconds")
+    if window <= 0:
+        return False
+    last = sessions.last_receipt(ctx.store(), ctx.session_id, EVENT, source)
+    if last is None:
+        return False
+    cutoff = to_iso(datetime.now(UTC) - timedelta(seconds=window))
+    return last.created_at >= cutoff
+
+
+def _detect_profile(ctx: HookContext) -> None:
+    """Detect the profile of a project that has none yet; a failure is logged, not fatal."""
+    try:
+        from agentctx.project_profile import refresh
+
+        refresh(ctx.store(), ctx.resolved().project)
+    except Exception as exc:
+        log_problem(ctx.event, ctx.session_id, f"profile detection failed: {describe(exc)}")
