@@ -1,0 +1,196 @@
+"""Hook speed: whole-process wall time of ``agentctx hook …`` against a bare Python start.
+
+For stores of 1K, 10K and 100K records (``bench/synth.py``), each iteration runs, interleaved in
+one loop with the same interpreter and environment:
+
+* ``baseline`` — ``python -c "import sqlite3, json"`` (fed the same stdin);
+* ``prompt`` — ``agentctx hook prompt`` with a realistic prompt, a new session each time;
+* ``post-tool`` — ``agentctx hook post-tool``, alternating a Write and a passing pytest run;
+* ``start-fresh`` — ``agentctx hook session-start`` served from the pre-computed digest;
+* ``start-inline`` — the same after a record change, so the digest is built inline.
+
+It prints the median of each, its ratio to the baseline's median and the targets: prompt ≤ 1.6×
+at 10K and ≤ 2.5× at 100K, session-start fresh ≤ 1.4× at every size, post-tool ≤ 1.6×.
+
+Bytecode: the environment may set ``PYTHONDONTWRITEBYTECODE`` (then every run recompiles every
+module, which no installed copy does); the runs use a private ``PYTHONPYCACHEPREFIX`` instead,
+warmed up before timing, for the baseline and the hooks alike.
+
+Usage: ``.venv/bin/python bench/bench_hooks.py [--sizes 1000,10000,100000] [--runs 40]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.synth import build_store, project_folder
+
+PROMPTS = [
+    "why did we move the billing service from REST to gRPC?",
+    "the job queue breaks when Redis is restarted, what do we know about that?",
+    "add a retry to the payments webhook",
+    "which tests cover the auth api and how do we run them?",
+    "fix the sqlite3.OperationalError database is locked in the scheduler",
+    "what is our convention for logging in the notification worker",
+    "rename the variable in this function please",
+    "how should the cache layer read its settings at start-up",
+]
+TARGETS = {  # name -> {size: max ratio}; None size = every size
+    "prompt": {10_000: 1.6, 100_000: 2.5},
+    "start-fresh": {None: 1.4},
+    "post-tool": {None: 1.6},
+}
+
+
+def _agentctx() -> str:
+    launcher = Path(sys.executable).with_name("agentctx")
+    return str(launcher) if launcher.exists() else ""
+
+
+def _command(event: str) -> list[str]:
+    launcher = _agentctx()
+    return [launcher, "hook", event] if launcher else [sys.executable, "-m", "agentctx", "hook",
+                                                        event]
+
+
+def _payload(kind: str, cwd: str, session_id: str, index: int) -> dict[str, object]:
+    base: dict[str, object] = {"session_id": session_id, "cwd": cwd,
+                               "transcript_path": f"{cwd}/.transcripts/{session_id}.jsonl"}
+    if kind == "prompt":
+        return {**base, "hook_event_name": "UserPromptSubmit", "permission_mode": "default",
+                "prompt": PROMPTS[index % len(PROMPTS)]}
+    if kind.startswith("start"):
+        return {**base, "hook_event_name": "SessionStart", "source": "startup"}
+    if index % 2 == 0:
+        path = f"{cwd}/src/module_{index}.py"
+        return {**base, "hook_event_name": "PostToolUse", "tool_name": "Write",
+                "tool_input": {"file_path": path, "content": "x = 1\n"},
+                "tool_response": {"type": "create", "filePath": path, "content": "x = 1\n",
+                                  "structuredPatch": [], "originalFile": None},
+                "tool_use_id": f"toolu_{index}", "duration_ms": 9}
+    return {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q tests/test_api.py", "description": "tests"},
+            "tool_response": {"stdout": "....\n4 passed in 0.12s", "stderr": "",
+                              "interrupted": False, "isImage": False},
+            "tool_use_id": f"toolu_{index}", "duration_ms": 800}
+
+
+def _timed(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return elapsed, done.stdout
+
+
+def _invalidate_digest(home: Path, project_id: str, flip: int) -> None:
+    """Change one record so the stored digest is stale (outside the timed region)."""
+    from agentctx.store import Store, records
+
+    with Store.open(home / "agentctx.db") as db:
+        target = records.list_records(db, project_id=project_id, types=("discovery",), limit=1)[0]
+        records.update(db, target.id, body=target.body.rstrip(" .") + ("." if flip else " ."))
+
+
+def bench_size(size: int, runs: int, workdir: Path) -> dict[str, list[float]]:
+    """Build a store of ``size`` records and time every command ``runs`` times, interleaved."""
+    home = workdir / f"home-{size}"
+    home.mkdir(parents=True)
+    started = time.perf_counter()
+    project_id = build_store(home / "agentctx.db", size)
+    built_in = time.perf_counter() - started
+    cwd = str(project_folder(home / "agentctx.db"))
+    from agentctx import digest
+    from agentctx.store import Store, projects
+
+    with Store.open(home / "agentctx.db") as db:
+        digest.refresh(db, projects.get(db, project_id), builder="bench")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("AGENTCTX_") and k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(AGENTCTX_HOME=str(home), PYTHONPYCACHEPREFIX=str(workdir / "pycache"))
+    baseline = [sys.executable, "-c", "import sqlite3, json"]
+    times: dict[str, list[float]] = {k: [] for k in ("baseline", "prompt", "post-tool",
+                                                      "start-fresh", "start-inline")}
+    injected = {"prompt": 0, "start-fresh": 0, "start-inline": 0}
+    for warm in range(3):  # compile bytecode, fill caches; not timed
+        for kind, event in (("prompt", "prompt"), ("post-tool", "post-tool"),
+                            ("start-fresh", "session-start")):
+            _timed(_command(event),
+                   json.dumps(_payload(kind, cwd, f"warm-{warm}-{kind}", warm)).encode(), env)
+        _timed(baseline, b"{}", env)
+    for index in range(runs):
+        session_id = str(uuid.uuid4())
+        jobs = [
+            ("baseline", baseline, b"{}"),
+            ("prompt", _command("prompt"), _payload("prompt", cwd, session_id, index)),
+            ("post-tool", _command("post-tool"), _payload("post-tool", cwd, session_id, index)),
+            ("start-fresh", _command("session-start"),
+             _payload("start-fresh", cwd, session_id + "-f", index)),
+        ]
+        for name, cmd, payload in jobs:
+            stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+            elapsed, out = _timed(cmd, stdin, env)
+            times[name].append(elapsed)
+            if name in injected and out.strip():
+                injected[name] += 1
+        _invalidate_digest(home, project_id, index % 2)
+        elapsed, out = _timed(_command("session-start"),
+                              json.dumps(_payload("start-inline", cwd, session_id + "-i",
+                                                  index)).encode(), env)
+        times["start-inline"].append(elapsed)
+        injected["start-inline"] += bool(out.strip())
+    log = home / "logs" / "hooks.log"
+    problems = log.read_text(encoding="utf-8").strip() if log.exists() else ""
+    print(f"\n{size:,} records (built in {built_in:.1f} s); injected: prompt "
+          f"{injected['prompt']}/{runs}, start-fresh {injected['start-fresh']}/{runs}, "
+          f"start-inline {injected['start-inline']}/{runs}")
+    if problems:
+        print("hooks.log:\n" + problems)
+    return times
+
+
+def main() -> None:
+    """Run the benchmark and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--runs", type=int, default=40)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    results: dict[int, dict[str, list[float]]] = {}
+    with tempfile.TemporaryDirectory(prefix="agentctx-bench-") as tmp:
+        for size in sizes:
+            results[size] = bench_size(size, args.runs, Path(tmp))
+    print(f"\nmedian wall time (ms) and ratio to the baseline, {args.runs} interleaved runs each")
+    names = ["baseline", "prompt", "post-tool", "start-fresh", "start-inline"]
+    print(f"{'records':>9} " + " ".join(f"{n:>19}" for n in names))
+    failures = []
+    for size, times in results.items():
+        base = statistics.median(times["baseline"])
+        cells = []
+        for name in names:
+            med = statistics.median(times[name])
+            cells.append(f"{med * 1000:8.1f} ms {med / base:5.2f}x")
+            limits = TARGETS.get(name, {})
+            limit = limits.get(size, limits.get(None))
+            if limit is not None and med / base > limit:
+                failures.append(f"{name} at {size:,}: {med / base:.2f}x > {limit}x")
+        print(f"{size:>9,} " + " ".join(f"{c:>19}" for c in cells))
+    print("\ntargets: prompt <= 1.6x at 10K and <= 2.5x at 100K; start-fresh <= 1.4x; "
+          "post-tool <= 1.6x")
+    print("result: " + ("all targets met" if not failures else "MISSED: " + "; ".join(failures)))
+
+
+if __name__ == "__main__":
+    main()
