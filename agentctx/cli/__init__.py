@@ -45,6 +45,10 @@ def _register() -> None:
     mcp.register(app)
     install.register(app)
     hooks.register(app)
+    from agentctx.cli import consolidate, profile
+
+    consolidate.register(app)
+    profile.register(app)
     from agentctx.cli import extract
     extract.register(app)
 

@@ -8,7 +8,8 @@ consolidation's decay score uses the same half-lives. ``None`` as a half-life me
 from __future__ import annotations
 
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timedelta
+from typing import NamedTuple
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {
@@ -46,7 +47,7 @@ BM25_WEIGHTS = (2.0, 1.0, 0.0)
 
 def age_days(valid_from: str, now: datetime | None = None) -> float:
     """Days between ``valid_from`` (ISO, as stored) and now; 0 for future or unparsable dates."""
-    moment = now or datetime.now(timezone.utc)
+    moment = now or datetime.now(UTC)
     try:
         then = datetime.fromisoformat(valid_from.replace("Z", "+00:00"))
     except ValueError:
@@ -65,3 +66,92 @@ def decay(type_: str, days: float) -> float:
 def recency(type_: str, days: float) -> float:
     """The search recency factor: decay lifted to the floor, in [RECENCY_FLOOR, 1]."""
     return RECENCY_FLOOR + (1.0 - RECENCY_FLOOR) * decay(type_, days)
+
+
+
+# ------------------------------------------------------------------ consolidation score
+#
+# score = base_relevance × access_decay × recency_decay × confidence_weight, in (0, 1].
+#
+# * base_relevance — what a record of this type is worth when fresh (BASE_RELEVANCE).
+# * recency_decay — ``decay(type, days)``, the days counted from the record's last use (its
+#   ``last_accessed``, else its ``valid_from``): using a record keeps it fresh. Decisions,
+#   conventions and profile facts never decay (they change only by supersession); preferences
+#   decay slowly (a year's half-life), discoveries and bugfixes over months, handovers within a
+#   week (HALF_LIFE_DAYS above).
+# * access_decay — the usage factor: a record nobody ever fetched keeps ACCESS_FLOOR of its
+#   weight and each fetch closes half of the remaining gap (1 use: 0.85, 3 uses: 0.96). Types that
+#   never decay are exempt (1.0).
+# * confidence_weight — CONFIDENCE_WEIGHT above (inferred records weigh less).
+#
+# A fresh, never-used inferred handover scores 0.42 and drops under the pruning threshold (0.1)
+# about two weeks later; a discovery after about seven months; a preference after about two and
+# a half years; a decision never.
+
+BASE_RELEVANCE: dict[str, float] = {
+    "decision": 1.0,
+    "convention": 1.0,
+    "profile": 0.9,
+    "preference": 0.9,
+    "bugfix": 0.8,
+    "discovery": 0.8,
+    "handover": 0.7,
+}
+ACCESS_FLOOR = 0.7
+
+
+class ScoreFactors(NamedTuple):
+    """The four factors of a record's consolidation score, their product, and recency's origin."""
+
+    base_relevance: float
+    access_decay: float
+    recency_decay: float
+    confidence_weight: float
+    score: float
+    reference: datetime  # the moment recency counts from (last use, else valid_from)
+
+
+def _parse(moment: str | None) -> datetime | None:
+    if not moment:
+        return None
+    try:
+        parsed = datetime.fromisoformat(moment.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def access_decay(type_: str, access_count: int) -> float:
+    """The usage factor: ACCESS_FLOOR for a never-used record, approaching 1 with use."""
+    if HALF_LIFE_DAYS.get(type_) is None:
+        return 1.0
+    return ACCESS_FLOOR + (1.0 - ACCESS_FLOOR) * (1.0 - math.pow(0.5, max(0, access_count)))
+
+
+def score_factors(type_: str, confidence: str, valid_from: str, last_accessed: str | None,
+                  access_count: int, now: datetime | None = None) -> ScoreFactors:
+    """The consolidation score of one record, factor by factor."""
+    moment = now or datetime.now(UTC)
+    moments = [m for m in (_parse(valid_from), _parse(last_accessed)) if m is not None]
+    reference = min(max(moments), moment) if moments else moment
+    days = (moment - reference).total_seconds() / 86400.0
+    base = BASE_RELEVANCE.get(type_, 0.8)
+    access = access_decay(type_, access_count)
+    recent = decay(type_, days)
+    weight = CONFIDENCE_WEIGHT.get(confidence, 1.0)
+    return ScoreFactors(base, access, recent, weight, base * access * recent * weight, reference)
+
+
+def low_since(type_: str, factors: ScoreFactors, threshold: float) -> datetime | None:
+    """When the score fell under ``threshold`` (``None`` while it is not under it).
+
+    Read off the decay curve rather than from when consolidation happened to notice, so the
+    "low for N days" pruning rule does not depend on how often consolidation runs.
+    """
+    if factors.score >= threshold:
+        return None
+    at_reference = factors.base_relevance * factors.access_decay * factors.confidence_weight
+    half_life = HALF_LIFE_DAYS.get(type_)
+    if half_life is None or at_reference <= threshold:
+        return factors.reference
+    return factors.reference + timedelta(days=half_life * math.log2(at_reference / threshold))

@@ -1,0 +1,82 @@
+"""``agentctx consolidate``: embeddings, near-duplicates, scores, archive and digests."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from agentctx.cli.common import JsonOption, ProjectOption, open_store, print_json
+from agentctx.consolidate.run import Report, consolidate
+
+
+def consolidate_cmd(
+    project: str | None = ProjectOption,
+    no_embeddings: bool = typer.Option(False, "--no-embeddings",
+                                       help="Skip embeddings and every vector step (FTS only)."),
+    time_limit: int | None = typer.Option(None, "--time-limit", min=1, max=3600,
+                                          help="Seconds before the run stops (default: the "
+                                               "consolidate_time_limit_s knob)."),
+    batch_size: int = typer.Option(1024, "--batch-size", min=1, max=100_000,
+                                   help="Records per committed batch."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
+    json_out: bool = JsonOption,
+) -> None:
+    """Embed new records, flag near-duplicates, rescore, archive and pre-compute digests.
+
+    Without --project every project is consolidated. Time-boxed; only one run at a time; a run
+    that is stopped or killed loses nothing: the next one picks up the rest.
+    """
+    _log_to_stderr()
+    progress = None if quiet or json_out else (lambda line: typer.echo(f"  {line}", err=True))
+    with open_store() as db:
+        scope = None
+        if project:
+            from agentctx.cli.common import current_project
+
+            scope = [current_project(db, project).id]
+        report = consolidate(db, project_ids=scope, embeddings=not no_embeddings,
+                             time_limit_s=time_limit, batch_size=batch_size, progress=progress)
+    if json_out:
+        print_json(report.as_dict())
+        return
+    for line in summary(report):
+        typer.echo(line)
+
+
+def summary(report: Report) -> list[str]:
+    """The human summary of a run."""
+    if report.skipped:
+        return [f"skipped: {report.skipped}"]
+    total = report.seconds.get("total", 0.0)
+    lines = [f"consolidated in {total:.2f} s"]
+    if report.model:
+        lines.append(f"  embeddings  {report.embedded} records embedded with {report.model} "
+                     f"({report.pending_left} still pending; vector search: {report.backend})")
+        lines.append(f"  duplicates  {report.near_duplicates} candidate pairs "
+                     f"({report.new_candidates} new, {report.merged} merged, "
+                     f"{report.judged_distinct} judged distinct)")
+    else:
+        lines.append(f"  embeddings  {report.embeddings}; full-text search only")
+    lines.append(f"  scores      {report.scored} records ({report.scores_changed} changed)")
+    lines.append(f"  archive     {report.archived} records moved")
+    lines.append(f"  digests     {report.digests} rebuilt")
+    if report.stopped:
+        lines.append(f"stopped early: {report.stopped}")
+    return lines
+
+
+def _log_to_stderr() -> None:
+    logger = logging.getLogger("agentctx")
+    if not any(getattr(h, "_agentctx_cli", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.setLevel(logging.WARNING)
+        handler._agentctx_cli = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``consolidate`` to the CLI."""
+    app.command("consolidate")(consolidate_cmd)

@@ -1,0 +1,288 @@
+"""One consolidation run: embed, index, near-duplicates, scores, archive, digests — time-boxed.
+
+Run by the session-end child after the final extraction and by ``agentctx consolidate``. Only one
+run at a time (the ``consolidate`` lock; a second run returns at once with ``skipped``). Every
+step writes in batches of one transaction each, so a run killed at any point (even ``kill -9``)
+leaves the store consistent, and the next run redoes whatever was left: records still flagged
+``pending_embedding`` are embedded, scores are recomputed, the archive continues, digests are
+rebuilt.
+
+Steps, in order (each checks the time box before it starts and between batches):
+
+1. **embed** — every pending record, batch by batch (one model load).
+2. **index** — bring the sqlite-vec index in line (when this Python can load it).
+3. **duplicates** — near-duplicate scan per project and type; confirmed pairs are merged when a
+   judge is available, otherwise they stay merge candidates.
+4. **scores** — decay scores and ``low_score_since`` of every current record.
+5. **archive** — records superseded more than ``archive_after_days`` ago move to the archive.
+6. **digests** — each project's SessionStart digest, sections ranked against recent prompts.
+
+Archive and merges run before the digests because both change records, and a digest is fresh only
+while no record changed since it was built.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from agentctx import config
+from agentctx.store import projects as proj
+from agentctx.store import upkeep, vectors
+from agentctx.store.db import Store
+from agentctx.store.ids import to_iso
+from agentctx.store.models import GLOBAL_PROJECT
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.consolidate.duplicates import Judge
+    from agentctx.consolidate.embed import EmbeddingModel
+
+log = logging.getLogger("agentctx.consolidate")
+
+LOCK_NAME = "consolidate"
+META_LAST_RUN = "consolidate_last_run"
+DEFAULT_BATCH = 1024
+MERGE_REVIEWS_PER_RUN = 20
+STEPS = ("embed", "index", "duplicates", "scores", "archive", "digests")
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class Report:
+    """What a run did, step by step (``--json`` prints it; ``status`` reads the last one)."""
+
+    started_at: str
+    skipped: str | None = None  # why nothing ran (another run holds the lock)
+    stopped: str | None = None  # why the run stopped early (time limit)
+    model: str | None = None
+    embeddings: str = ""  # why embeddings are off, or "on"
+    backend: str = ""
+    embedded: int = 0
+    pending_left: int = 0
+    near_duplicates: int = 0
+    new_candidates: int = 0
+    merged: int = 0
+    judged_distinct: int = 0
+    scored: int = 0
+    scores_changed: int = 0
+    archived: int = 0
+    digests: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-friendly copy."""
+        return asdict(self)
+
+
+class _Clock:
+    def __init__(self, limit_s: float) -> None:
+        self.start = time.monotonic()
+        self.limit_s = limit_s
+
+    def over(self) -> bool:
+        return time.monotonic() - self.start >= self.limit_s
+
+
+def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
+                cfg: config.Config | None = None, embeddings: bool = True,
+                model: EmbeddingModel | None = None, judge: Judge | None = None,
+                time_limit_s: float | None = None, batch_size: int = DEFAULT_BATCH,
+                progress: Progress | None = None, now: datetime | None = None) -> Report:
+    """Run consolidation under the ``consolidate`` lock; see the module docstring.
+
+    ``project_ids`` limits the per-record steps to those projects (``global`` is always added);
+    ``None`` means every project. ``embeddings=False`` skips every vector step (everything keeps
+    working on full-text search). ``model`` overrides the configured model (tests, benchmarks);
+    ``judge`` confirms merges (``None``: near-duplicates stay candidates).
+    """
+    from agentctx.background import exclusive
+
+    with exclusive(LOCK_NAME) as mine:
+        if not mine:
+            return Report(started_at=to_iso(now or datetime.now(UTC)),
+                          skipped="another consolidation is running")
+        return _run(db, project_ids=project_ids, cfg=cfg or config.Config.load(),
+                    embeddings=embeddings, model=model, judge=judge, time_limit_s=time_limit_s,
+                    batch_size=max(1, batch_size), progress=progress or (lambda _line: None),
+                    now=now or datetime.now(UTC))
+
+
+def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, embeddings: bool,
+         model: EmbeddingModel | None, judge: Judge | None, time_limit_s: float | None,
+         batch_size: int, progress: Progress, now: datetime) -> Report:
+    clock = _Clock(time_limit_s if time_limit_s is not None
+                   else cfg.get_int("consolidate_time_limit_s"))
+    report = Report(started_at=to_iso(now))
+    scope = None if project_ids is None else list(dict.fromkeys([*project_ids, GLOBAL_PROJECT]))
+
+    def step(name: str, work: Callable[[], bool]) -> bool:
+        if clock.over():
+            report.stopped = (f"time limit ({clock.limit_s:g} s) reached before {name}; the rest "
+                              "runs next time")
+            return False
+        began = time.monotonic()
+        finished = work()
+        report.seconds[name] = round(time.monotonic() - began, 3)
+        if not finished and report.stopped is None:
+            report.stopped = (f"time limit ({clock.limit_s:g} s) reached during {name}; the rest "
+                              "runs next time")
+        return finished
+
+    if embeddings and cfg.get_bool("embeddings"):
+        if model is None:
+            from agentctx.consolidate.embed import load_model
+
+            model = load_model(cfg)
+        report.embeddings = "on" if model else "the embedding model is unavailable (see the log)"
+    else:
+        model = None
+        report.embeddings = "off (--no-embeddings)" if not embeddings else "off (embeddings = off)"
+    report.model = model.name if model else None
+
+    steps: list[tuple[str, Callable[[], bool]]] = []
+    if model is not None:
+        steps += [("embed", lambda: _embed(db, model, scope, batch_size, clock, report, progress)),
+                  ("index", lambda: _index(db, model, progress)),
+                  ("duplicates", lambda: _duplicates(db, model, scope, cfg, judge, clock, report,
+                                                     progress))]
+    steps += [("scores", lambda: _scores(db, scope, cfg, now, clock, report, progress)),
+              ("archive", lambda: _archive(db, scope, cfg, now, clock, report, progress)),
+              ("digests", lambda: _digests(db, scope, model, cfg, clock, report, progress))]
+    for name, work in steps:
+        if not step(name, work):
+            break
+    report.pending_left = vectors.count_pending(db, scope) if model else 0
+    report.backend = vectors.backend(db)[0] if model else "none"
+    report.seconds["total"] = round(time.monotonic() - clock.start, 3)
+    _remember(db, report)
+    return report
+
+
+def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
+           clock: _Clock, report: Report, progress: Progress) -> bool:
+    from agentctx.consolidate.embed import embedding_text
+
+    with db.write():
+        requeued = vectors.requeue_other_models(db, model.name)
+    if requeued:
+        progress(f"re-embedding {requeued} records for model {model.name}")
+    total = vectors.count_pending(db, scope)
+    after = 0
+    while True:
+        if clock.over():
+            return False
+        batch = vectors.pending(db, project_ids=scope, limit=batch_size, after_pk=after)
+        if not batch:
+            return True
+        after = batch[-1].pk
+        texts = [embedding_text(p.type, p.valid_from, p.project, p.title, p.body) for p in batch]
+        matrix = model.encode(texts)
+        report.embedded += vectors.save(db, model.name, list(zip(batch, matrix, strict=True)))
+        progress(f"embedded {report.embedded}/{total}")
+
+
+def _index(db: Store, model: EmbeddingModel, progress: Progress) -> bool:
+    if vectors.sync_index(db, model.name):
+        progress("vector index (vec0) up to date")
+    return True
+
+
+def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
+    if scope is not None:
+        return list(scope)
+    return [project.id for project, _count, _last in proj.list_all(db)] + [GLOBAL_PROJECT]
+
+
+def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
+                cfg: config.Config, judge: Judge | None, clock: _Clock, report: Report,
+                progress: Progress) -> bool:
+    from agentctx.consolidate import duplicates
+
+    threshold = cfg.get_float("near_duplicate_cosine")
+    for project_id in _scope_projects(db, scope):
+        if clock.over():
+            return False
+        found = duplicates.scan(db, model.name, project_id, threshold)
+        report.near_duplicates += found.candidates
+        report.new_candidates += found.new
+        if judge is not None and found.candidates:
+            merged, distinct = duplicates.review(
+                db, project_id, judge, limit=MERGE_REVIEWS_PER_RUN - report.merged
+                - report.judged_distinct, deadline=clock.over)
+            report.merged += merged
+            report.judged_distinct += distinct
+    progress(f"near-duplicates: {report.near_duplicates} candidate pairs "
+             f"({report.new_candidates} new, {report.merged} merged)")
+    return True
+
+
+def _scores(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: datetime,
+            clock: _Clock, report: Report, progress: Progress) -> bool:
+    from agentctx.consolidate import scores
+
+    scored, changed, finished = scores.update(db, scope, threshold=cfg.get_float("prune_score"),
+                                              now=now, deadline=clock.over)
+    report.scored, report.scores_changed = scored, changed
+    progress(f"scored {scored} records ({changed} changed)")
+    return finished
+
+
+def _archive(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: datetime,
+             clock: _Clock, report: Report, progress: Progress) -> bool:
+    before = to_iso(now - timedelta(days=cfg.get_int("archive_after_days")))
+    while True:
+        if clock.over():
+            return False
+        pks = upkeep.archivable(db, superseded_before=before, project_ids=scope)
+        if not pks:
+            return True
+        report.archived += upkeep.archive(db, pks)
+        progress(f"archived {report.archived} records")
+
+
+def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
+             cfg: config.Config, clock: _Clock, report: Report, progress: Progress) -> bool:
+    from agentctx import digest
+    from agentctx.consolidate.rank import ranker
+    from agentctx.store.errors import NotFound
+
+    prompts = cfg.get_int("recent_prompts")
+    for project_id in _scope_projects(db, scope):
+        if project_id == GLOBAL_PROJECT:
+            continue
+        if clock.over():
+            return False
+        try:
+            project = proj.get(db, project_id)
+        except NotFound:
+            continue
+        digest.refresh(db, project, rank=ranker(db, project.id, model, prompts=prompts),
+                       builder="consolidate", cfg=cfg)
+        report.digests += 1
+    progress(f"digests rebuilt for {report.digests} projects")
+    return True
+
+
+def _remember(db: Store, report: Report) -> None:
+    try:
+        db.meta_set(META_LAST_RUN, json.dumps(report.as_dict()))
+    except Exception as exc:  # the summary is a convenience; never fail a finished run on it
+        log.warning("could not record the consolidation summary: %s", exc)
+
+
+def last_run(db: Store) -> dict[str, Any] | None:
+    """The summary of the last finished run (``None`` if consolidation never ran)."""
+    raw = db.meta_get(META_LAST_RUN)
+    if not raw:
+        return None
+    try:
+        value = json.loads(str(raw))
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
