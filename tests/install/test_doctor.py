@@ -1,0 +1,195 @@
+"""``agentctx doctor``: real checks on real installations, broken on purpose where it matters."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from agentctx import config, doctor
+from agentctx.install import apply_init, plan_init
+from agentctx.store import Store, projects, records, sessions
+from agentctx.store.models import Draft
+from tests.install.conftest import LAUNCHER, load, run_cli, write
+
+
+def _script(path: Path, body: str) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\n{body}", encoding="utf-8")
+    path.chmod(0o755)
+    return str(path)
+
+
+def _by_name(checks: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {check["name"]: check for check in checks}
+
+
+def test_before_init_doctor_fails_and_says_how_to_fix(home: Path) -> None:
+    done = run_cli("doctor", "--json", "--quick")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["ok"] is False
+    checks = _by_name(report["checks"])
+    assert checks["python"]["status"] == "ok"
+    assert checks["sqlite"]["status"] == "ok" and "FTS5" in checks["sqlite"]["detail"]
+    assert checks["hooks"]["status"] == "fail" and checks["hooks"]["fix"] == "run 'agentctx init'"
+    assert checks["mcp"]["status"] == "fail" and "agentctx init" in checks["mcp"]["fix"]
+    assert checks["store"]["status"] == "warn"
+    assert not (home / ".agentctx" / "agentctx.db").exists()  # doctor creates nothing
+
+
+def test_after_init_doctor_is_healthy_and_leaves_the_store_alone(home: Path,
+                                                                 project_dir: Path) -> None:
+    assert run_cli("init", "--yes").returncode == 0
+    with Store.open() as db:
+        project = projects.resolve(db, str(project_dir)).project
+        records.add(db, Draft(type="decision", title="Use gRPC between services",
+                              body="gRPC with protobuf for every internal call."),
+                    project_id=project.id)
+        change_counter = db.change_counter()
+        sessions_before = len(sessions.recent(db, limit=1000))
+
+    done = run_cli("doctor", "--json", cwd=project_dir)
+    report = json.loads(done.stdout)
+    checks = _by_name(report["checks"])
+    assert done.returncode == 0, report
+    assert checks["hooks"]["status"] == "ok", checks["hooks"]
+    assert checks["mcp"]["status"] == "ok" and "answers initialize" in checks["mcp"]["detail"]
+    latency = checks["hook latency"]
+    assert latency["status"] in ("ok", "warn") and "median" in latency["detail"], latency
+    assert checks["api key"]["status"] == "warn"  # no ANTHROPIC_API_KEY in the test env
+    assert "1 current records" in checks["store"]["detail"] or \
+        "2 current records" in checks["store"]["detail"]  # + the detected profile
+    with Store.open() as db:  # measured on a copy: no session, receipt or record added here
+        assert db.change_counter() == change_counter
+        assert len(sessions.recent(db, limit=1000)) == sessions_before
+
+
+def test_text_output_is_one_line_per_check(home: Path) -> None:
+    done = run_cli("doctor", "--quick")
+    lines = done.stdout.splitlines()
+    assert len(lines) == 8
+    assert all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
+    assert any(line.startswith("fail  hooks:") and "— fix: run 'agentctx init'" in line
+               for line in lines)
+
+
+def test_a_moved_launcher_fails_hooks_and_mcp(home: Path, tmp_path: Path) -> None:
+    launcher = _script(tmp_path / "old-venv" / "agentctx", "")
+    apply_init(plan_init("user", launcher=launcher, claude=False))
+    Path(launcher).unlink()
+    hooks, _ = doctor.check_hooks()
+    assert hooks.status == "fail" and "does not exist" in hooks.detail
+    mcp = doctor.check_mcp(probe=False)
+    assert mcp.status == "fail" and "does not exist" in mcp.detail
+
+
+def test_disable_all_hooks_is_a_failure(home: Path) -> None:
+    apply_init(plan_init("user", launcher=LAUNCHER, claude=False))
+    settings = home / ".claude" / "settings.json"
+    data = load(settings)
+    data["disableAllHooks"] = True
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    hooks, _ = doctor.check_hooks()
+    assert hooks.status == "fail" and "disableAllHooks" in hooks.detail
+
+
+def test_a_session_start_matcher_without_resume_is_a_warning(home: Path) -> None:
+    apply_init(plan_init("user", launcher=LAUNCHER, claude=False))
+    settings = home / ".claude" / "settings.json"
+    data = load(settings)
+    data["hooks"]["SessionStart"][0]["matcher"] = "startup|clear|compact"
+    del data["hooks"]["CwdChanged"]
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    hooks, _ = doctor.check_hooks()
+    assert hooks.status == "warn"
+    assert "skips resume" in hooks.detail and "missing events: CwdChanged" in hooks.detail
+
+
+def test_hooks_writing_to_another_home_are_a_warning(home: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCTX_HOME", str(tmp_path / "elsewhere"))
+    apply_init(plan_init("user", launcher=LAUNCHER, claude=False))
+    monkeypatch.setenv("AGENTCTX_HOME", str(home / ".agentctx"))
+    hooks, _ = doctor.check_hooks()
+    assert hooks.status == "warn" and "elsewhere" in hooks.detail
+
+
+def test_a_malformed_settings_file_is_reported(home: Path) -> None:
+    write(home / ".claude" / "settings.json", '{"hooks": ')
+    hooks, _ = doctor.check_hooks()
+    assert hooks.status == "fail" and "not valid JSON" in hooks.detail
+
+
+def test_latency_measurement_runs_the_command_and_checks_its_output(home: Path,
+                                                                    tmp_path: Path) -> None:
+    good = _script(tmp_path / "good", "import json, sys, os\njson.load(sys.stdin)\n"
+                   "assert os.environ['AGENTCTX_HOME'] != os.path.expanduser('~/.agentctx')\n"
+                   "print(json.dumps({'hookSpecificOutput': {'hookEventName': 'SessionStart',"
+                   " 'additionalContext': 'x'}}))\n")
+    times, problem = doctor.measure_hook_latency([good], runs=3)
+    assert len(times) == 3 and problem is None and all(t > 0 for t in times)
+    check = doctor.check_latency([good], runs=3)
+    assert check.status in ("ok", "warn") and "over 3 runs" in check.detail
+
+    noisy = _script(tmp_path / "noisy", "print('debug: starting')\n")
+    assert doctor.check_latency([noisy], runs=2).status == "fail"
+    failing = _script(tmp_path / "failing", "raise SystemExit(2)\n")
+    check = doctor.check_latency([failing], runs=2)
+    assert check.status == "fail" and "status 2" in check.detail
+
+
+def test_probe_detects_servers_that_do_not_speak_mcp(tmp_path: Path) -> None:
+    chatty = _script(tmp_path / "chatty", "print('hello from the server')\n"
+                     "import time; time.sleep(5)\n")
+    ok, outcome = doctor.probe_server(chatty, [], {}, timeout_s=5)
+    assert not ok and "other than JSON-RPC" in outcome
+    dead = _script(tmp_path / "dead", "import sys; sys.stderr.write('boom: no config\\n')\n")
+    ok, outcome = doctor.probe_server(dead, [], {}, timeout_s=5)
+    assert not ok and "boom: no config" in outcome
+
+
+def test_probe_completes_a_real_handshake_with_agentctx_mcp() -> None:
+    ok, outcome = doctor.probe_server(LAUNCHER, ["mcp"], {})
+    assert ok, outcome
+    assert "agentctx" in outcome
+
+
+def test_python_versions() -> None:
+    assert doctor.check_python((3, 10, 4)).status == "fail"
+    assert doctor.check_python((3, 11, 0)).status == "ok"
+    assert doctor.check_python((3, 13, 1)).status == "ok"
+    assert doctor.check_python((3, 14, 0)).status == "warn"
+
+
+def test_api_key_and_model_checks_follow_the_config(home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    assert doctor.check_api_key(config.Config.load()).status == "ok"
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert doctor.check_api_key(config.Config.load()).status == "warn"
+    monkeypatch.setenv("AGENTCTX_LLM", "off")
+    assert doctor.check_api_key(config.Config.load()).status == "ok"
+
+    monkeypatch.setenv("AGENTCTX_EMBEDDINGS", "off")
+    assert doctor.check_embedding_model(config.Config.load()).status == "ok"
+    assert doctor.check_vectors(config.Config.load()).detail.startswith("off")
+    monkeypatch.delenv("AGENTCTX_EMBEDDINGS")
+    assert doctor.check_embedding_model(config.Config.load()).status == "warn"
+    snapshot = home / ".agentctx" / "models" / "models--minishlab--potion-base-8M" / \
+        "snapshots" / "abc123"
+    snapshot.mkdir(parents=True)
+    (snapshot / "model.safetensors").write_bytes(b"\0")
+    assert doctor.check_embedding_model(config.Config.load()).status == "ok"
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(home / "no-such-model"))
+    assert doctor.check_embedding_model(config.Config.load()).status == "fail"
+
+
+def test_vector_backend_is_reported_with_its_reason(home: Path) -> None:
+    Store.open().close()
+    check = doctor.check_vectors(config.Config.load())
+    assert check.status == "ok"
+    # a fresh store has no vectors yet; the reason names the backend that would be used
+    assert "vec0" in check.detail or "numpy" in check.detail or "not configured" in check.detail
