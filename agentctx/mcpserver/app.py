@@ -267,7 +267,13 @@ def run() -> None:
     """Serve over stdio until the client closes the connection (``agentctx mcp``)."""
     _log_to_file()
     state = ServerState()
-    create_server(state).run()
+    log.info("agentctx %s serving MCP over stdio (store %s, pid %d)", __version__, state.db_path,
+             os.getpid())
+    try:
+        create_server(state).run()
+    finally:
+        state.close()
+        log.info("stdio closed; exiting")
 
 
 def _log_to_file() -> None:
@@ -277,7 +283,8 @@ def _log_to_file() -> None:
         handler = logging.FileHandler(logs / "mcp.log", encoding="utf-8")
     except OSError:
         return
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s"))
-    log.addHandler(handler)
-    log.setLevel(logging.INFO)
-    log.propagate = False
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    package = logging.getLogger("agentctx")  # the server's, the embedding model's, the store's
+    package.addHandler(handler)
+    package.setLevel(logging.INFO)
+    package.propagate = False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import typing
 from pathlib import Path
 
 import anyio
@@ -12,9 +13,9 @@ import pytest
 from agentctx import config
 from agentctx.budget import estimate_tokens
 from agentctx.mcpserver import service
-from agentctx.mcpserver.app import INSTRUCTIONS
+from agentctx.mcpserver.app import INSTRUCTIONS, NewRecordType, RecordType
 from agentctx.store import Store, graph, projects, records
-from agentctx.store.models import Draft
+from agentctx.store.models import RECORD_TYPES, Draft
 from tests.server.conftest import call, fail, first_id, make_client
 
 pytestmark = pytest.mark.anyio
@@ -51,6 +52,11 @@ async def test_exactly_seven_short_tools(app_dir: Path) -> None:
         assert search.input_schema["required"] == ["query"]
         assert search.annotations is not None and search.annotations.read_only_hint
     assert len(INSTRUCTIONS.encode()) < 2048 and estimate_tokens(INSTRUCTIONS) <= 150
+
+
+def test_the_declared_types_are_the_store_types() -> None:
+    assert typing.get_args(RecordType) == RECORD_TYPES
+    assert typing.get_args(NewRecordType) == service.RECORDABLE_TYPES
 
 
 # ---------------------------------------------------------------------------------- record
