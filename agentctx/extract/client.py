@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 DEFAULT_TIMEOUT_S = 90.0
 MIN_ATTEMPT_S = 2.0  # below this much time left, a call is not started
+RETRY_PAUSE_S = 2.0  # wait before the one retry (an overloaded API needs a moment)
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -139,9 +140,10 @@ def structured_call(client: anthropic.Anthropic, *, output_type: type[T], model:
     for attempt in range(retries + 1):
         allowed = timeout if deadline is None else min(timeout, deadline.remaining())
         if allowed < MIN_ATTEMPT_S:
-            raise LLMError(f"time limit reached after {len(attempts)} attempt(s)", attempts)
+            raise LLMError("time limit reached" + ("" if not attempt else f": {last_error}"),
+                           attempts)
         if attempt:
-            pause = min(2.0, allowed / 4)
+            pause = min(RETRY_PAUSE_S, allowed / 4)
             time.sleep(pause)
             allowed -= pause
         params: dict[str, Any] = {

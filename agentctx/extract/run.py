@@ -266,6 +266,17 @@ def _extract_once(db: Store, cfg: config.Config, transcript: Transcript, target:
         return _note(base._replace(reason="the project is paused"), db, request)
     cap = cfg.get_float("llm_cost_cap_usd")
     spent = _spent(db, session_id)
+    if spent + estimate > cap and tier.tier == 3:
+        # Too little budget left for a map-reduce: send the head and the tail instead, the
+        # trade-off tier 2 makes anyway, rather than nothing at all.
+        cheaper = tiers.plan(texts, map_reduce=False)
+        cheaper_usd = estimate_usd(cheaper, model, budget.estimate_tokens(variable),
+                                   budget.estimate_tokens(context))
+        if spent + cheaper_usd <= cap:
+            log(f"cost cap: map-reduce needs about ${estimate:.4f} but ${cap - spent:.4f} is "
+                "left; sending the head and tail only", session_id)
+            tier, estimate = cheaper, cheaper_usd
+            base = base._replace(tier=tier, estimated_usd=estimate)
     if spent + estimate > cap:
         return _cap_reached(db, base, spent, estimate, cap, request)
     calls = _Calls(db, cfg, target, http_client, deadline, variable, request.dry_run, cap, spent)

@@ -85,13 +85,17 @@ def format_entries(entries: Sequence[Entry]) -> list[str]:
     return texts
 
 
-def plan(texts: Sequence[str]) -> TierPlan:
-    """Choose the tier for ``texts`` (rendered entries, oldest first) and cut the slices."""
+def plan(texts: Sequence[str], *, map_reduce: bool = True) -> TierPlan:
+    """Choose the tier for ``texts`` (rendered entries, oldest first) and cut the slices.
+
+    ``map_reduce=False`` caps the plan at tier 2 (head and tail), the cheap fallback when the
+    cost cap leaves too little for a long session's map-reduce.
+    """
     content = _joined_tokens(texts)
     if content <= SINGLE_CALL_MAX_TOKENS:
         text = SEPARATOR.join(texts)
         return TierPlan(1, content, content, 0, [Slice(text, content, 1, 1)] if texts else [])
-    if content <= HEAD_TAIL_MAX_TOKENS:
+    if content <= HEAD_TAIL_MAX_TOKENS or not map_reduce:
         return _head_and_tail(texts, content)
     chunks = chunk(texts, CHUNK_TOKENS)
     sent = sum(c.tokens for c in chunks)
