@@ -91,7 +91,7 @@ class _Clock:
 
 def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
                 cfg: config.Config | None = None, embeddings: bool = True,
-                model: EmbeddingModel | None = None, judge: Judge | None = None,
+                model: EmbeddingModel | None = None, judge: Judge | str | None = "auto",
                 time_limit_s: float | None = None, batch_size: int = DEFAULT_BATCH,
                 progress: Progress | None = None, now: datetime | None = None) -> Report:
     """Run consolidation under the ``consolidate`` lock; see the module docstring.
@@ -99,7 +99,8 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
     ``project_ids`` limits the per-record steps to those projects (``global`` is always added);
     ``None`` means every project. ``embeddings=False`` skips every vector step (everything keeps
     working on full-text search). ``model`` overrides the configured model (tests, benchmarks);
-    ``judge`` confirms merges (``None``: near-duplicates stay candidates).
+    ``judge`` confirms merges: ``"auto"`` uses the configured model when the ``llm`` knob is on
+    and an API key is set, ``None`` never merges (near-duplicates stay candidates).
     """
     from agentctx.background import exclusive
 
@@ -107,8 +108,13 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
         if not mine:
             return Report(started_at=to_iso(now or datetime.now(UTC)),
                           skipped="another consolidation is running")
-        return _run(db, project_ids=project_ids, cfg=cfg or config.Config.load(),
-                    embeddings=embeddings, model=model, judge=judge, time_limit_s=time_limit_s,
+        cfg = cfg or config.Config.load()
+        if judge == "auto":
+            from agentctx.consolidate.judge import llm_judge
+
+            judge = llm_judge(db, cfg)
+        return _run(db, project_ids=project_ids, cfg=cfg, embeddings=embeddings, model=model,
+                    judge=judge if callable(judge) else None, time_limit_s=time_limit_s,
                     batch_size=max(1, batch_size), progress=progress or (lambda _line: None),
                     now=now or datetime.now(UTC))
 
