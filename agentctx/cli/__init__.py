@@ -51,6 +51,8 @@ def _register() -> None:
     profile.register(app)
     from agentctx.cli import extract
     extract.register(app)
+    from agentctx.cli import bench
+    bench.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

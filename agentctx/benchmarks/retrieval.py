@@ -1,0 +1,227 @@
+"""The configurations under test, each calling the code the product runs — never a second search.
+
+* **per-turn hook** — what ``UserPromptSubmit`` injects: the store's one search for the prompt,
+  cut to ``prompt_records`` hits (nothing is "already seen" in a fresh session), the hits whose
+  relevance reaches ``prompt_min_relevance``, composed within the per-prompt budget by the hook's
+  own :func:`agentctx.hooks.prompt.compose`. The hook does not expose its selection as a
+  side-effect-free function (``handle`` also writes receipts and access counts), so the selection
+  steps are repeated here with the same knobs, in the same order; :data:`HOOK_SELECTION` says so
+  in every report.
+* **keyword search** — :func:`agentctx.store.search.search` as ``ctx_search`` calls it when no
+  vectors are available.
+* **hybrid** — :func:`agentctx.store.hybrid.hybrid_search` with the vector side the MCP server
+  builds: the embedding model's query vector against a :class:`~agentctx.store.hybrid.VectorIndex`
+  of the stored embeddings. Records are embedded the way consolidation does it: every record
+  waiting for an embedding, as :func:`agentctx.consolidate.embed.embedding_text`, saved through
+  :func:`agentctx.store.vectors.save`.
+
+The optional parts (the hook module, the hybrid module, the embedding model) are imported
+guardedly: a configuration whose parts are missing is reported as unavailable, with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+
+from agentctx import budget, config
+from agentctx.store.db import Store
+from agentctx.store.models import Hit
+from agentctx.store.search import Query, search
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.store.hybrid import VectorIndex
+
+T = TypeVar("T")
+
+HOOK_SELECTION = ("search + prompt_records cut + prompt_min_relevance threshold, composed by "
+                  "agentctx.hooks.prompt.compose (the hook has no side-effect-free selection "
+                  "function)")
+HOOK_SELECTION_FALLBACK = ("search + prompt_records cut + prompt_min_relevance threshold, packed "
+                           "with agentctx.budget.pack (agentctx.hooks.prompt is unavailable: {})")
+
+
+class HookSettings(NamedTuple):
+    """The knobs the per-prompt hook reads, resolved and clamped to the laws."""
+
+    min_relevance: float
+    max_records: int
+    max_tokens: int
+    max_chars: int
+
+    def describe(self) -> str:
+        """One line naming every knob and its value."""
+        return (f"prompt_min_relevance={self.min_relevance:g}, prompt_records={self.max_records}, "
+                f"prompt_tokens={self.max_tokens}, injection_chars={self.max_chars}")
+
+
+def hook_settings(cfg: config.Config) -> HookSettings:
+    """The hook's knobs from ``cfg``, clamped exactly as the hook clamps them."""
+    return HookSettings(
+        min_relevance=cfg.get_float("prompt_min_relevance"),
+        max_records=min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
+        max_tokens=min(cfg.get_int("prompt_tokens"), config.PROMPT_MAX_TOKENS),
+        max_chars=min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS))
+
+
+class Injection(NamedTuple):
+    """What the per-prompt hook would inject: the hits shown, the text and its token estimate."""
+
+    hits: list[Hit]
+    text: str
+    tokens: int
+
+
+def _hook_composer() -> tuple[Callable[..., tuple[str, list[Hit]]] | None, str]:
+    try:
+        from agentctx.hooks.prompt import compose
+    except Exception as exc:  # any import failure means "measure without the hook's composer"
+        return None, HOOK_SELECTION_FALLBACK.format(f"{type(exc).__name__}: {exc}")
+    return compose, HOOK_SELECTION
+
+
+def hook_selection_note() -> str:
+    """How the per-turn hook configuration selects and composes (for reports)."""
+    return _hook_composer()[1]
+
+
+def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
+                   cfg: config.Config) -> Injection:
+    """The records (and text) the per-prompt hook would inject for ``prompt`` in a new session."""
+    knobs = hook_settings(cfg)
+    chosen: list[Hit] = []
+    if knobs.max_records > 0 and prompt.strip():
+        hits = search(db, Query(text=prompt, project_id=project_id, limit=knobs.max_records))
+        chosen = [h for h in hits if h.relevance >= knobs.min_relevance][:knobs.max_records]
+    if not chosen:
+        return Injection([], "", 0)
+    compose, _ = _hook_composer()
+    if compose is not None:
+        text, shown = compose(chosen, project_name, cfg)
+    else:
+        packed = budget.pack([f"- {h.record.type} · {h.record.title}\n  {h.record.body}"
+                              for h in chosen], max_tokens=knobs.max_tokens,
+                             max_chars=knobs.max_chars, header=f"[agentctx: {project_name}]")
+        text, shown = packed.text, chosen[:packed.kept]
+    return Injection(list(shown), text, budget.estimate_tokens(text) if text else 0)
+
+
+def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
+                   include_superseded: bool = False) -> list[Hit]:
+    """The store's one search, as ``ctx_search`` runs it without vectors."""
+    return search(db, Query(text=text, project_id=project_id, limit=limit,
+                            include_superseded=include_superseded))
+
+
+def timed(call: Callable[[], T]) -> tuple[T, float]:
+    """``call()`` and how long it took, in seconds."""
+    started = time.perf_counter()
+    value = call()
+    return value, time.perf_counter() - started
+
+
+# ----------------------------------------------------------------------------- embeddings
+
+
+class Embedder(NamedTuple):
+    """A loaded embedding model (``agentctx.consolidate.embed.EmbeddingModel``) and its label."""
+
+    model: Any
+    label: str
+
+
+class Unavailable(NamedTuple):
+    """Why a configuration cannot run."""
+
+    reason: str
+
+
+def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unavailable:
+    """The embedding model: ``model_path`` (a model2vec folder) or the configured ``embed_model``.
+
+    Never downloads: a hub model that is not in ``<home>/models`` yet is reported unavailable
+    with the command that fetches it.
+    """
+    try:
+        from agentctx.consolidate.embed import load_model
+        from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
+    except Exception as exc:
+        return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
+    if model_path:
+        folder = Path(model_path).expanduser()
+        if not folder.is_dir():
+            return Unavailable(f"model folder {folder} does not exist")
+        environ = {**os.environ, "AGENTCTX_EMBED_MODEL": str(folder.resolve()),
+                   "AGENTCTX_EMBEDDINGS": "on"}
+        cfg = config.Config(config.read_file(), environ=environ)
+    try:
+        value = cfg.get_str("embed_model")
+        enabled = cfg.get_bool("embeddings")
+    except config.ConfigError as exc:
+        return Unavailable(str(exc))
+    if not enabled:
+        return Unavailable("embeddings are off (embeddings knob); pass --model PATH to measure")
+    model = load_model(cfg, allow_download=False)
+    if model is None:
+        return Unavailable(f"embedding model {value!r} could not be loaded (not downloaded yet? "
+                           "run 'agentctx init --download-model', or pass --model PATH to a "
+                           "model2vec folder)")
+    label = Path(value).name if Path(value).expanduser().is_dir() else value
+    return Embedder(model, label)
+
+
+def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
+    """Embed every record waiting for an embedding, as consolidation does; returns how many."""
+    from agentctx.consolidate.embed import embedding_text
+    from agentctx.store import vectors
+
+    done = 0
+    after = 0
+    while True:
+        waiting = vectors.pending(db, limit=batch, after_pk=after)
+        if not waiting:
+            return done
+        matrix = model.encode([embedding_text(p.type, p.valid_from, p.project, p.title, p.body)
+                               for p in waiting])
+        done += vectors.save(db, model.name, list(zip(waiting, matrix, strict=True)))
+        after = waiting[-1].pk
+
+
+class HybridSearcher:
+    """``ctx_search`` with vectors over one store: the MCP server's in-memory index and fusion."""
+
+    def __init__(self, db: Store, embedder: Embedder) -> None:
+        from agentctx.store.hybrid import VectorIndex
+
+        self.db = db
+        self.model = embedder.model
+        embed_pending(db, self.model)
+        self.index: VectorIndex = VectorIndex.load(db, self.model.name, self.model.dim)
+
+    def search(self, text: str, project_id: str, *, limit: int = 10,
+               include_superseded: bool = False) -> list[Hit]:
+        """Hybrid hits for ``text`` (the query is embedded on each call, as the server does)."""
+        from agentctx.store.hybrid import hybrid_search, project_scope
+
+        query = Query(text=text, project_id=project_id, limit=limit,
+                      include_superseded=include_superseded)
+        vector = self.model.encode([text])[0]
+        projects = project_scope(project_id, True)
+        index = self.index
+
+        def nearest(pool: int) -> Sequence[tuple[int, float]]:
+            return index.nearest(vector, project_ids=projects, limit=pool,
+                                 include_superseded=include_superseded)
+
+        return hybrid_search(self.db, query, nearest)
+
+    def top_cosine(self, text: str, project_id: str) -> float | None:
+        """The best cosine between ``text`` and any record of the project (``None``: no vectors)."""
+        from agentctx.store.hybrid import project_scope
+
+        vector = self.model.encode([text])[0]
+        found = self.index.nearest(vector, project_ids=project_scope(project_id, True), limit=1)
+        return found[0][1] if found else None

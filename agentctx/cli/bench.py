@@ -1,0 +1,119 @@
+"""``agentctx bench``: reproducible retrieval benchmarks (the coding-memory one and LongMemEval_S).
+
+Every run builds fresh stores in a temporary folder: the user's own store is never read or
+written. Knobs come from the usual configuration (``config.json``, ``AGENTCTX_<KEY>``), and each
+report names the values it ran with.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from agentctx import config
+from agentctx.cli.common import JsonOption, fail, print_json
+
+bench_app = typer.Typer(help="Measure retrieval quality: the coding-memory benchmark shipped with "
+                             "agentctx, and LongMemEval_S.", no_args_is_help=True)
+
+ModelOption = typer.Option(None, "--model", metavar="PATH",
+                           help="A model2vec model folder for the hybrid configuration "
+                                "(default: the embed_model knob; never downloads).")
+NoHybridOption = typer.Option(False, "--no-hybrid",
+                              help="Skip the hybrid (vector) configuration.")
+
+
+def _config() -> config.Config:
+    try:
+        return config.Config.load()
+    except config.ConfigError as exc:
+        fail(str(exc))
+
+
+@bench_app.command("coding")
+def coding_command(
+    json_output: bool = JsonOption,
+    held_out_only: bool = typer.Option(False, "--held-out-only",
+                                       help="Score only the held-out prompts."),
+    tuning_only: bool = typer.Option(False, "--tuning-only",
+                                     help="Score only the tuning prompts."),
+    show_misses: bool = typer.Option(False, "--misses",
+                                     help="List the tuning prompts the per-turn hook missed "
+                                          "(held-out prompts are never listed)."),
+    model: str | None = ModelOption,
+    no_hybrid: bool = NoHybridOption,
+) -> None:
+    """Score the coding-memory benchmark: a scripted project history and labelled prompts.
+
+    Reports recall@3 (what the per-turn hook injects), recall@10 (ctx_search), supersession
+    correctness, injection precision on unanswerable prompts, tokens injected per prompt and
+    p50 query time — for the tuning and the held-out prompts separately.
+    """
+    from agentctx.benchmarks import coding
+    from agentctx.benchmarks.coding_data import DataError
+
+    if held_out_only and tuning_only:
+        fail("--held-out-only and --tuning-only exclude each other")
+    if show_misses and held_out_only:
+        fail("--misses lists tuning prompts only; drop --held-out-only")
+    splits = ("held-out",) if held_out_only else ("tuning",) if tuning_only else (
+        "tuning", "held-out")
+    try:
+        report = coding.run(splits=splits, model_path=model, hybrid=not no_hybrid,
+                            cfg=_config())
+    except DataError as exc:
+        fail(f"benchmark data: {exc}")
+    if json_output:
+        print_json(coding.to_json(report, with_misses=show_misses))
+        return
+    typer.echo(coding.render(report))
+    if show_misses:
+        typer.echo("\ntuning misses (per-turn hook):\n" + coding.misses(report))
+
+
+@bench_app.command("longmemeval")
+def longmemeval_command(
+    data: str | None = typer.Option(None, "--data", metavar="PATH",
+                                    help="A LongMemEval_S JSON file (default: the 34-question "
+                                         "subset in ../shared/data/longmemeval when present)."),
+    limit: int | None = typer.Option(None, "--limit", min=1,
+                                     help="Score only the first N questions."),
+    json_output: bool = JsonOption,
+    model: str | None = ModelOption,
+    no_hybrid: bool = NoHybridOption,
+) -> None:
+    """Score LongMemEval_S retrieval: per-turn hook, hybrid ctx_search and a plain FTS5 baseline.
+
+    One fresh store per question, each turn one record. Reports session-level recall_any@3/5/10,
+    turn-level recall and p50 query time per configuration, and the abstention questions.
+    """
+    from agentctx.benchmarks import longmemeval
+
+    try:
+        path = longmemeval.find_data(data)
+    except longmemeval.DataMissing as exc:
+        fail(str(exc))
+
+    def progress(number: int, total: int, question_id: str) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\rquestion {number}/{total} ({question_id})   ")
+            sys.stderr.flush()
+
+    try:
+        report = longmemeval.run(path, limit=limit, model_path=model, hybrid=not no_hybrid,
+                                 cfg=_config(), progress=progress)
+    except longmemeval.BadData as exc:
+        fail(f"{path}: {exc}")
+    finally:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + " " * 60 + "\r")
+    if json_output:
+        print_json(longmemeval.to_json(report))
+        return
+    typer.echo(longmemeval.render(report))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``agentctx bench`` to the CLI."""
+    app.add_typer(bench_app, name="bench")
