@@ -155,18 +155,15 @@ def apply_init(plan: InitPlan) -> list[Step]:
     entry = _track(state, plan.targets.mcp, "mcp", plan.scope, mcp_doc, home)
     if current != plan.mcp_entry:
         created = _missing_parents(plan.targets.mcp)
+        written: bytes | None = None
         if plan.claude:
-            cwd = plan.targets.project_root
-            if current is not None:
-                claude_cli.remove(plan.claude, plan.scope, cwd)
-            claude_cli.add(plan.claude, plan.scope, plan.mcp_entry, cwd)
-            entry.via = "claude"
-            after = jsonfile.load(plan.targets.mcp)
-            if entries.current_server(after.data, "") != plan.mcp_entry:
-                raise InstallError(f"'claude mcp add' did not write the expected entry into "
-                                   f"{jsonfile.display(plan.targets.mcp)}")
-            written = after.raw
-        else:
+            try:
+                written = _add_with_claude(plan, current)
+                entry.via = "claude"
+            except InstallError as exc:  # an old or broken `claude`: edit the file instead
+                by_kind["mcp"].detail += f" — {exc}; edited the file directly instead"
+                mcp_doc = jsonfile.load(plan.targets.mcp)
+        if written is None:
             new = entries.add_server(mcp_doc.data, plan.mcp_entry,
                                      jsonfile.display(plan.targets.mcp))
             written = jsonfile.render(mcp_doc, new)
@@ -194,6 +191,20 @@ def apply_init(plan: InitPlan) -> list[Step]:
     else:
         by_kind["settings"].action = "unchanged"
     return plan.steps
+
+
+def _add_with_claude(plan: InitPlan, current: Any) -> bytes:
+    """Register through ``claude mcp add``; returns the file's bytes afterwards."""
+    assert plan.claude is not None
+    cwd = plan.targets.project_root
+    if current is not None:
+        claude_cli.remove(plan.claude, plan.scope, cwd)
+    claude_cli.add(plan.claude, plan.scope, plan.mcp_entry, cwd)
+    after = jsonfile.load(plan.targets.mcp)
+    if entries.current_server(after.data, jsonfile.display(plan.targets.mcp)) != plan.mcp_entry:
+        raise InstallError(f"'claude mcp add' did not write the expected entry into "
+                           f"{jsonfile.display(plan.targets.mcp)}")
+    return after.raw
 
 
 def _default_mode(path: Path) -> int:
@@ -286,7 +297,7 @@ def plan_uninstall(*, cwd: Path | None = None, claude: str | bool | None = True)
         pass
     for target in defaults:
         for path, kind in ((target.settings, "settings"), (target.mcp, "mcp")):
-            if str(path) not in state.files:
+            if str(path) not in {str(candidate[0]) for candidate in candidates}:
                 candidates.append((path, kind, target.scope, None))
 
     for path, kind, scope, entry in candidates:

@@ -109,3 +109,28 @@ def test_uninstall_exits_non_zero_when_a_file_cannot_be_cleaned(home: Path) -> N
     assert done.returncode == 1
     assert "left untouched" in done.stderr and "settings.json" in done.stderr
     assert not (home / ".claude.json").exists()  # the other file was still handled
+
+
+def test_download_model_uses_a_local_model_folder(home: Path) -> None:
+    from tests.conftest import SHARED
+
+    model = SHARED / "models" / "minilm-static-256"
+    done = run_cli("init", "--yes", "--download-model",
+                   extra_env={"AGENTCTX_EMBED_MODEL": str(model)})
+    assert done.returncode == 0, done.stderr
+    assert f"embedding model ready in {model}" in done.stdout
+
+
+def test_a_failed_download_is_one_line_and_the_install_stands(home: Path) -> None:
+    done = run_cli("init", "--yes", "--download-model",
+                   extra_env={"AGENTCTX_EMBED_MODEL": "acme/no-such-model", "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 1
+    assert done.stderr.startswith("agentctx: the model download failed: ")
+    assert "installation itself is complete" in done.stderr and "Traceback" not in done.stderr
+    assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == LAUNCHER
+
+
+def test_download_model_and_no_embeddings_contradict(home: Path) -> None:
+    done = run_cli("init", "--download-model", "--no-embeddings")
+    assert done.returncode == 1 and "contradict" in done.stderr
+    assert not (home / ".claude").exists()

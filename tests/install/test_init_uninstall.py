@@ -389,3 +389,22 @@ def test_every_registered_command_runs_under_sh(home: Path, tmp_path: Path) -> N
         out = subprocess.run(["sh", "-c", command], capture_output=True, text=True,
                              check=True).stdout
         assert out == f"{tmp_path / 'home with space'}|hook|{spec.argument}|"
+
+
+@pytest.mark.parametrize("body", ['echo "error: unknown option \'-s\'" >&2; exit 1', "exit 0"],
+                         ids=["claude fails", "claude writes nothing"])
+def test_a_claude_that_cannot_register_falls_back_to_a_direct_edit(home: Path, tmp_path: Path,
+                                                                   body: str) -> None:
+    fake = tmp_path / "bin" / "claude"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    fake.chmod(0o755)
+    claude_bytes = write(home / ".claude.json", CLAUDE_JSON)
+    plan = plan_init("user", launcher=LAUNCHER, claude=str(fake))
+    steps = apply_init(plan)
+    mcp_step = next(step for step in steps if step.kind == "mcp")
+    assert "edited the file directly instead" in mcp_step.detail
+    assert load(home / ".claude.json")["mcpServers"]["agentctx"] == \
+        entries.mcp_entry(LAUNCHER, None)
+    uninstall()
+    assert (home / ".claude.json").read_bytes() == claude_bytes
