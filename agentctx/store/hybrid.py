@@ -113,8 +113,10 @@ def _admissible(db: Store, query: Query, pks: Sequence[int]) -> dict[int, Record
     where, params = _filters(query)
     marks = ",".join("?" * len(pks))
     columns = ", ".join(f"r.{c.strip()}" for c in rec.COLUMNS.split(","))
-    rows = db.rows(f"SELECT {columns} FROM records r WHERE r.pk IN ({marks}) AND {where}",
-                   [*pks, *params])
+    # NOT INDEXED: look the few pks up by rowid; left alone, the planner may walk the project's
+    # whole index (records_current) to apply the project filter — 20 ms instead of 0.1 at 100K.
+    rows = db.rows(f"SELECT {columns} FROM records AS r NOT INDEXED WHERE r.pk IN ({marks}) "
+                   f"AND {where}", [*pks, *params])
     return {row[0]: rec.from_row(row) for row in rows}
 
 
