@@ -3,10 +3,12 @@
 The system prompt has two blocks. The first — instructions, one example per output field, three
 worked examples and the JSON schema — never changes, so it carries the prompt-cache breakpoint:
 Claude Haiku 4.5 caches only prefixes of at least 4,096 tokens and this one is sized to pass that
-with margin (``estimate_tokens`` counts about 6,400 for it; at the ~4 characters per token of
-English prose it is still about 5,600 real tokens). The second block — the project's active records,
-known preferences and this session's bugfix stubs — varies, and so does the transcript in the
-user message; both come after the breakpoint.
+with margin: 23,900 characters, which ``estimate_tokens`` counts as 6,832 tokens and which is still
+about 6,000 real tokens at the ~4 characters per token of English prose (a test keeps both counts
+20% above the minimum). The cache lifetime asked for is one hour: extraction runs after turns,
+minutes apart, so a 5-minute entry would mostly be written and never read. The second block —
+the project's active records, known preferences and this session's bugfix stubs — varies, and so
+does the transcript in the user message; both come after the breakpoint.
 """
 
 from __future__ import annotations

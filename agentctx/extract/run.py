@@ -39,6 +39,7 @@ from agentctx.extract.prompt import (
     LIST_MAX,
     Extraction,
     Listed,
+    output_schema,
     project_block,
     synthesis_message,
     system_blocks,
@@ -208,11 +209,15 @@ def _target(db: Store, session_id: str, transcript: Transcript, cfg: config.Conf
         worktree = identity.worktree if identity else None
         root = identity.root if identity else None
     else:
-        resolved = proj.resolve(db, cwd) if cwd else None
+        # A backfilled transcript may come from a folder that no longer exists: its project is
+        # given, and resolving the gone folder would only register a ghost project.
+        backfilled = known is None and request.project_id is not None
+        usable = bool(cwd) and (not backfilled or os.path.isdir(str(cwd)))
+        resolved = proj.resolve(db, str(cwd)) if usable else None
         project_id = known.project_id if known else (
             request.project_id or (resolved.project.id if resolved else None))
-        worktree = resolved.worktree if resolved else None
-        root = resolved.project.root if resolved else None
+        worktree = resolved.worktree if resolved else (cwd if backfilled else None)
+        root = resolved.project.root if resolved and resolved.project.id == project_id else None
     if project_id is None:
         raise TranscriptError("cannot tell which project this session belongs to: the "
                               "transcript has no cwd and the session is unknown")
@@ -499,7 +504,7 @@ class _Calls:
 
         result = structured_call(self.client(), output_type=Extraction, model=self.model,
                                  system=self.system, user=user, max_tokens=MAX_OUTPUT_TOKENS,
-                                 deadline=self.deadline)
+                                 deadline=self.deadline, schema=output_schema())
         return result.value, result.attempts
 
     def _account(self, attempts: list[Attempt], purpose: str) -> None:

@@ -140,11 +140,11 @@ def test_the_time_limit_bounds_a_hanging_api(transcript: TranscriptWriter) -> No
 
 
 def _claude_home(base: Path, project_dir: Path, other: Path) -> dict[str, TranscriptWriter]:
-    """Three old sessions: two of the project (newest written first), one elsewhere."""
+    """Old sessions: three of the project (one in a worktree folder since deleted), one not."""
     folder = base / "projects" / str(project_dir).replace("/", "-")
     made = {}
     for name, day, cwd in (("newer", 20, project_dir), ("older", 3, project_dir / "src"),
-                           ("foreign", 10, other)):
+                           ("foreign", 10, other), ("gone", 12, project_dir / "gone-tree")):
         writer = TranscriptWriter(
             (folder if cwd != other else base / "projects" / "-other") / f"{name}.jsonl",
             cwd=str(cwd), start=datetime(2026, 1, day, 10, 0, tzinfo=UTC))
@@ -160,7 +160,8 @@ def _claude_home(base: Path, project_dir: Path, other: Path) -> dict[str, Transc
 
 def _titles_by_prompt(request: StandInRequest) -> Any:
     prompt_text = request.latest_prompt()
-    which = next(n for n in ("newer", "older", "foreign") if f"In the {n} session" in prompt_text)
+    which = next(n for n in ("newer", "older", "foreign", "gone")
+                 if f"In the {n} session" in prompt_text)
     return json_reply(extraction(decisions=[{
         "what": f"Decision of the {which} session", "rationale": "r", "supersedes": None,
         "confidence": "explicit"}], active_work={"current_task": f"{which} work",
@@ -177,22 +178,26 @@ def test_backfill_extracts_oldest_first_with_real_dates(project_dir: Path,
                          HOME=str(Path.home()))
         prompts = [r.latest_prompt() for r in standin.message_requests()]
     assert done.returncode == 0, done.stderr
-    assert "2 transcript(s) of app" in done.stdout
+    assert "3 transcript(s) of app" in done.stdout
     assert "tokens" in done.stdout and "estimated $" in done.stdout
-    assert "[1/2] 2026-01-03" in done.stdout and "[2/2] 2026-01-20" in done.stdout
-    assert len(prompts) == 2
-    assert "older" in prompts[0] and "newer" in prompts[1]  # oldest first, subagents not alone
+    assert "[1/3] 2026-01-03" in done.stdout and "[3/3] 2026-01-20" in done.stdout
+    # oldest first; the foreign session and the subagent file are not extracted
+    assert [next(n for n in ("older", "gone", "newer") if n in p) for p in prompts] == [
+        "older", "gone", "newer"]
     with Store.open() as db:
         pid = proj.resolve(db, str(project_dir)).project.id
         decisions = {r.title: r for r in records.list_records(db, project_id=pid,
                                                              types=["decision"])}
-        assert set(decisions) == {"Decision of the older session", "Decision of the newer session"}
+        assert set(decisions) == {f"Decision of the {n} session"
+                                  for n in ("older", "gone", "newer")}
         assert decisions["Decision of the older session"].valid_from.startswith("2026-01-03")
         assert decisions["Decision of the newer session"].valid_from.startswith("2026-01-20")
         handovers = records.list_records(db, project_id=pid, types=["handover"],
                                          include_superseded=True)
         current = [h for h in handovers if h.current]
-        assert len(handovers) == 2 and current[0].title == "Handover: newer work"
+        assert len(handovers) == 3 and [h.title for h in current] == [
+            "Handover: newer work", "Handover: gone work"]  # two worktrees, one each
+        assert [p.root for p, _n, _s in proj.list_all(db)] == [str(project_dir)]
         started = sessions.get(db, made["older"].session_id)
         assert started is not None and started.started_at.startswith("2026-01-03")
     again = _agentctx(["extract", "--backfill", "--yes"], cwd=project_dir,
@@ -209,7 +214,7 @@ def test_backfill_asks_first_and_honours_claude_config_dir(project_dir: Path,
                "HOME": str(Path.home()), "CLAUDE_CONFIG_DIR": str(custom)}
         declined = _agentctx(["extract", "--backfill"], cwd=project_dir, input_text="n\n", **env)
         assert declined.returncode == 0 and "nothing extracted" in declined.stdout
-        assert "Extract 2 transcript(s) for about $" in declined.stdout
+        assert "Extract 3 transcript(s) for about $" in declined.stdout
         assert standin.requests == []
         no_answer = _agentctx(["extract", "--backfill"], cwd=project_dir, input_text="", **env)
         assert no_answer.returncode == 1 and "add --yes" in no_answer.stderr
