@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+
+from agentctx.lean import NamedTuple
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {
