@@ -54,16 +54,16 @@ ModelLoader = Callable[[], EmbeddingModel | None]
 
 
 def default_model_loader(cfg: Config | None = None) -> ModelLoader:
-    """A loader of the configured model; it returns ``None`` when embeddings are off or missing."""
+    """A loader of the configured model; ``None`` when embeddings are off or it is not on disk."""
 
     def load() -> EmbeddingModel | None:
         try:
-            from agentctx.consolidate.embed import (  # type: ignore[import-not-found,unused-ignore]
-                load_model,
-            )
+            from agentctx.consolidate.embed import load_model
         except ImportError:
             return None
-        model: EmbeddingModel | None = load_model(cfg)
+        # Never from the network here: a search must not wait on a download (consolidation and
+        # ``agentctx init --download-model`` fetch the model; the next server start uses it).
+        model: EmbeddingModel | None = load_model(cfg, allow_download=False)
         return model
 
     return load

@@ -12,6 +12,8 @@ import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 
 from agentctx.store import Store, graph, projects, records
+from agentctx.store.models import Draft
+from tests.server.tinymodel import TinyModel, embed_all
 
 pytestmark = pytest.mark.anyio
 
@@ -19,11 +21,11 @@ TOOLS = {"ctx_search", "ctx_get", "ctx_record", "ctx_supersede", "ctx_project", 
          "ctx_sync_claudemd"}
 
 
-def params(home: Path, project: Path) -> StdioServerParameters:
+def params(home: Path, project: Path, **env: str) -> StdioServerParameters:
     """The child gets only an allow-list of our environment: pass what it needs explicitly."""
     return StdioServerParameters(command=sys.executable, args=["-m", "agentctx", "mcp"],
                                  env={"AGENTCTX_HOME": str(home),
-                                      "CLAUDE_PROJECT_DIR": str(project)},
+                                      "CLAUDE_PROJECT_DIR": str(project), **env},
                                  cwd=str(project))
 
 
@@ -107,6 +109,23 @@ async def test_roots_from_the_client_win_over_the_environment(isolated_home: Pat
                                         types=("convention",))
         in_app = records.list_records(db, project_id=projects.resolve(db, str(app_dir)).project.id)
     assert [r.title for r in in_other] == ["Rooted here"] and in_app == []
+
+
+async def test_the_configured_local_model_adds_similarity(isolated_home: Path, app_dir: Path,
+                                                         tmp_path: Path) -> None:
+    model = TinyModel().save(tmp_path / "tiny-model")
+    with Store.open(isolated_home / "agentctx.db") as db:
+        pid = projects.resolve(db, str(app_dir)).project.id
+        for title in ("Use sqlite with WAL for the local store", "Pytest fixtures in conftest"):
+            records.add(db, Draft(type="decision", title=title, body="Agreed."), project_id=pid)
+        assert embed_all(db, model) == 2
+    async with stdio_client(params(isolated_home, app_dir, AGENTCTX_EMBED_MODEL=model.name,
+                                   HF_HUB_OFFLINE="1")) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        failed, text = await text_of(session, "ctx_search", query="database persistence")
+    assert not failed and "keyword+semantic search" in text
+    assert "Use sqlite with WAL" in text and "Pytest" not in text
 
 
 async def test_the_modern_client_also_works(isolated_home: Path, app_dir: Path) -> None:

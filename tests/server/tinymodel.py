@@ -6,6 +6,7 @@ Every word of a topic gets the same one-hot vector, so texts about the same topi
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ MODEL_NAME = "tiny-topics"
 class TinyModel:
     """The embedding-model contract the server expects: ``name``, ``dim``, ``encode``."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = MODEL_NAME) -> None:
         words = ["[UNK]", "[PAD]"]
         topic_of: list[int] = [-1, -1]
         for index, members in enumerate(TOPICS.values()):
@@ -45,12 +46,18 @@ class TinyModel:
             vectors[row, topic if topic >= 0 else len(TOPICS)] = 1.0
         vectors[1] = 0.0
         self.model = StaticModel(vectors=vectors, tokenizer=tokenizer, normalize=True)
-        self.name = MODEL_NAME
+        self.name = name
         self.dim = int(self.model.dim)
 
     def encode(self, texts: list[str]) -> Any:
         """L2-normalized float32 rows, one per text."""
         return self.model.encode(texts, use_multiprocessing=False).astype(np.float32)
+
+    def save(self, folder: Path) -> TinyModel:
+        """Write the model as a model2vec folder; the copy is named by the folder's path, as
+        agentctx names a local model (so stored vectors match what the server loads)."""
+        self.model.save_pretrained(folder)
+        return TinyModel(str(folder.resolve()))
 
 
 def embed_all(db: Store, model: TinyModel) -> int:
