@@ -314,9 +314,11 @@ def _render(kept: list[_Line]) -> Iterator[Entry]:
                     results.setdefault(str(block.get("tool_use_id")), []).append(
                         (position, _Result(_result_text(block.get("content")),
                                            bool(block.get("is_error")))))
+    kept_uuids = {line.data.get("uuid") for line in kept}
     compacted_in_file = any(line.data.get("type") == "system"
                             and line.data.get("subtype") == "compact_boundary"
-                            and line.data.get("logicalParentUuid") for line in kept)
+                            and line.data.get("logicalParentUuid") in kept_uuids
+                            for line in kept)
     open_id: str | None = None
     parts: list[str] = []
     start: _Line | None = None
@@ -381,7 +383,8 @@ def _user_entry(line: _Line, compacted_in_file: bool) -> Entry | None:
         args = _COMMAND_ARGS.search(raw)
         shown = command.group(1).strip() + (" " + args.group(1).strip() if args and
                                             args.group(1).strip() else "")
-        return Entry("command", redact(truncate(shown, TOOL_ARG_MAX_CHARS, "…")), _stamp(data),
+        # The arguments of a slash command are the developer's own words: kept like a prompt.
+        return Entry("command", redact(_head_tail(shown, USER_TEXT_MAX_CHARS)), _stamp(data),
                      line.offset)
     text = _clean_user_text(raw)
     images = sum(1 for b in _blocks(content) if b.get("type") == "image")

@@ -125,14 +125,15 @@ def test_injected_context_meta_and_commands(tmp_path: Path) -> None:
     writer.user('<agentctx-context event="prompt" project="app">\nReference data\n- [01ABC] '
                 'decision · old\n</agentctx-context>\nreal question about caching')
     writer.user("<system-reminder>hook text</system-reminder>", isMeta=True)
+    long_args = "keep the API notes " + "and the reasons " * 30
     writer.user("<command-name>/compact</command-name>\n<command-message>compact"
-                "</command-message>\n<command-args>keep the API notes</command-args>")
+                f"</command-message>\n<command-args>{long_args}</command-args>")
     writer.user("<local-command-stdout>Compacted</local-command-stdout>")
     writer.user("UserPromptSubmit hook additional context: something injected")
     entries = read_transcript(writer.save()).entries
     assert [(e.role, e.text) for e in entries] == [
         ("user", "real question about caching"),
-        ("command", "/compact keep the API notes"),
+        ("command", "/compact " + long_args.strip()),
     ]
 
 
@@ -193,3 +194,16 @@ def test_unreadable_transcripts_raise_one_clear_error(tmp_path: Path) -> None:
     empty = tmp_path / "empty.jsonl"
     empty.write_text("", encoding="utf-8")
     assert read_transcript(empty).entries == []
+
+
+def test_a_compaction_summary_is_kept_when_the_compacted_part_is_gone(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path / "s.jsonl")
+    writer._line("system", parent=None, subtype="compact_boundary",
+                 content="Conversation compacted", logicalParentUuid="not-in-this-file",
+                 compactMetadata={"trigger": "auto", "preTokens": 150000})
+    writer.user("Summary: the developer chose Postgres over MySQL for the store.",
+                isCompactSummary=True)
+    writer.user("continue with the migrations")
+    entries = read_transcript(writer.save()).entries
+    assert [(e.role, e.text[:9]) for e in entries] == [("summary", "Summary: "),
+                                                      ("user", "continue ")]
