@@ -79,9 +79,8 @@ def hybrid_search(db: Store, query: Query, vector: VectorSide | None = None, *,
     ``vector`` is called once with ``pool`` and returns ``(pk, cosine)`` pairs, best first;
     candidates under ``min_cosine`` are ignored. With no vector side (or no vector candidates)
     the result is :func:`~agentctx.store.search.search`'s; fused answers hold at most ``pool``
-    hits. A hit's ``rank`` is its fused score;
-    its ``relevance`` and ``matched`` terms come from the keyword side (0 and none for hits
-    found by similarity alone).
+    hits, pinned records first. A hit's ``rank`` is its fused score; its ``relevance`` and
+    ``matched`` terms come from the keyword side (0 and none for hits found by similarity alone).
     """
     if query.limit <= 0:
         return []
@@ -97,13 +96,15 @@ def hybrid_search(db: Store, query: Query, vector: VectorSide | None = None, *,
     admitted = _admissible(db, query, [pk for pk, _ in candidates if pk not in by_pk])
     vector_pks = [pk for pk, _ in candidates if pk in by_pk or pk in admitted]
     hits = []
-    for fused in fuse([hit.record.pk for hit in keyword_hits], vector_pks)[:limit]:
+    for fused in fuse([hit.record.pk for hit in keyword_hits], vector_pks):
         keyword_hit = by_pk.get(fused.pk)
         if keyword_hit is not None:
             hits.append(keyword_hit._replace(rank=round(fused.score, 6)))
         else:
             hits.append(Hit(admitted[fused.pk], round(fused.score, 6), 0.0, ()))
-    return hits
+    # Pinned records first, as in the keyword search (a stable sort keeps the fused order).
+    hits.sort(key=lambda hit: not hit.record.pinned)
+    return hits[:limit]
 
 
 def _admissible(db: Store, query: Query, pks: Sequence[int]) -> dict[int, Record]:

@@ -142,6 +142,19 @@ def test_superseded_records_return_only_as_of_their_time(db: Store, model: TinyM
     assert old.id in found_then and before.id not in found_then
 
 
+def test_pinned_records_come_first_as_in_keyword_search(db: Store, model: TinyModel) -> None:
+    text = "database persistence"
+    query = Query(text=text, project_id=APP, limit=3)
+    before = hybrid_search(db, query, _side(db, model, text, query))
+    found_by_similarity_only = next(h for h in before if h.relevance == 0.0)
+    assert before[0].record.id != found_by_similarity_only.record.id
+    records.set_pinned(db, found_by_similarity_only.record.id, True)
+    after = hybrid_search(db, query, _side(db, model, text, query))
+    assert after[0].record.id == found_by_similarity_only.record.id
+    longer = hybrid_search(db, query._replace(limit=6), _side(db, model, text, query))
+    assert _ids(longer)[:3] == _ids(after)
+
+
 def test_min_cosine_drops_weak_candidates(db: Store, model: TinyModel) -> None:
     text = "database"
     query = Query(text=text, project_id=APP, limit=10)
