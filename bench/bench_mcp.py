@@ -179,8 +179,7 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
         info["index_load_s"] = time.perf_counter() - started
         info["status"] = state.semantic.status
         times["hybrid"], times["hybrid-nearest"], times["bare-h"] = [], [], []
-        from agentctx.store import vectors
-        from agentctx.store.hybrid import hybrid_search
+        from agentctx.store.hybrid import hybrid_search, store_vector_side
         from agentctx.store.search import Query
 
         nearest_db = Store.open(db_path)
@@ -192,10 +191,8 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
 
             async def via_store_vectors(text: str = text) -> None:
                 query = Query(text=text, project_id=project_id, limit=8)
-                vector = model.encode([text])[0]
-                hybrid_search(nearest_db, query, lambda pool: vectors.nearest(
-                    nearest_db, vector, project_ids=[project_id, "global"], limit=pool,
-                    model=model_name))
+                hybrid_search(nearest_db, query, store_vector_side(
+                    nearest_db, model.encode([text])[0], query, model_name))
 
             sample = {
                 "bare-h": timed_sync(run_bare, bare, match),

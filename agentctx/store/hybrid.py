@@ -107,6 +107,23 @@ def hybrid_search(db: Store, query: Query, vector: VectorSide | None = None, *,
     return hits[:limit]
 
 
+def store_vector_side(db: Store, query_vec: Any, query: Query, model: str) -> VectorSide:
+    """A vector side read from the store (``agentctx.store.vectors.nearest``) for one search.
+
+    For short-lived callers (the CLI, benchmarks); it covers current records only, so an
+    as-of search fuses with current records' similarity. A long-lived process keeps a
+    :class:`VectorIndex` instead.
+    """
+    from agentctx.store import vectors
+
+    projects = project_scope(query.project_id, query.include_global)
+
+    def nearest(pool: int) -> list[tuple[int, float]]:
+        return vectors.nearest(db, query_vec, project_ids=projects, limit=pool, model=model)
+
+    return nearest
+
+
 def _admissible(db: Store, query: Query, pks: Sequence[int]) -> dict[int, Record]:
     """The records among ``pks`` that pass the query's filters, by pk."""
     if not pks:

@@ -11,7 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentctx.store import Store, graph, records
-from agentctx.store.hybrid import POOL, RRF_K, VectorIndex, fingerprint, fuse, hybrid_search
+from agentctx.store.hybrid import (
+    POOL,
+    RRF_K,
+    VectorIndex,
+    fingerprint,
+    fuse,
+    hybrid_search,
+    store_vector_side,
+)
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
 from tests.server.tinymodel import TinyModel, embed_all
@@ -224,6 +232,15 @@ def test_index_matches_brute_force_and_the_store_vectors(db: Store, model: TinyM
     vectors = pytest.importorskip("agentctx.store.vectors")
     theirs = vectors.nearest(db, query, project_ids=[APP], limit=4, model=model.name)
     assert [pk for pk, _ in theirs] == [pk for pk, _ in got]
+
+
+def test_the_store_vector_side_fuses_like_the_index(db: Store, model: TinyModel) -> None:
+    pytest.importorskip("agentctx.store.vectors")
+    text = "database persistence"
+    query = Query(text=text, project_id=APP, limit=5)
+    from_store = store_vector_side(db, model.encode([text])[0], query, model.name)
+    assert (_ids(hybrid_search(db, query, from_store))
+            == _ids(hybrid_search(db, query, _side(db, model, text, query))))
 
 
 def test_index_edges(db: Store, model: TinyModel) -> None:
