@@ -115,8 +115,8 @@ class Applied(NamedTuple):
 def plan(db: Store, extraction: Extraction, target: Target,
          embedder: Embedder | None = None) -> list[Action]:
     """Every action :func:`apply` would take for ``extraction`` (reads only, writes nothing)."""
-    if extraction.flush_ok and extraction.is_empty():
-        return []
+    if extraction.flush_ok:
+        return []  # the model judged the transcript not worth keeping: nothing is written
     index = _Index(db, target)
     actions: list[Action] = []
     claimed: set[str] = set()  # records already superseded by an earlier item of this plan

@@ -95,11 +95,6 @@ class Extraction(_Strict):
     bugfixes: list[BugfixNote]
     flush_ok: bool
 
-    def is_empty(self) -> bool:
-        """Whether nothing would be written."""
-        return not (self.decisions or self.preferences or self.conventions or self.gotchas
-                    or self.bugfixes or (self.active_work and self.active_work.current_task))
-
 
 def empty_extraction() -> Extraction:
     """An extraction with nothing in it."""

@@ -135,8 +135,9 @@ def test_handover_supersedes_the_previous_one_of_its_worktree(store: Store, pid:
                _target(pid, "sess-0", valid_from="2020-01-01T00:00:00Z"))[0]
     assert [a.kind for a in old] == ["skip"]
     assert records.get(store, second.id).current
-    # flush_ok with nothing in it writes nothing at all
-    assert plan(store, Extraction.model_validate(extraction(flush_ok=True)), _target(pid)) == []
+    # flush_ok writes nothing at all, even beside a stray entry
+    flushed = extraction(flush_ok=True, decisions=[_decision("Say hello")], active_work=work)
+    assert plan(store, Extraction.model_validate(flushed), _target(pid)) == []
 
 
 def test_bugfix_stubs_of_the_session_are_enriched_once(store: Store, pid: str) -> None:
