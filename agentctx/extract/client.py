@@ -127,7 +127,8 @@ def structured_call(client: anthropic.Anthropic, *, output_type: type[T], model:
     Each attempt is bounded by ``timeout`` and by what is left of ``deadline``. Transient API
     errors (connection, timeout, 408/409/429/5xx/529) and invalid replies are retried at most
     ``retries`` times; other API errors (bad key, bad request) fail at once. Raises
-    :class:`LLMError` with every attempt made.
+    :class:`LLMError` with every attempt made. ``temperature`` travels in ``extra_body`` (the
+    SDK no longer lists it); a model that rejects it answers 400, which is not retried.
     """
     import anthropic
 
