@@ -38,7 +38,7 @@ from agentctx.store import records as rec
 from agentctx.store import upkeep
 from agentctx.store.db import Store
 from agentctx.store.models import Record
-from agentctx.store.textproc import query_terms
+from agentctx.store.textproc import STOP_WORDS, tokens
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -73,9 +73,28 @@ def stem(term: str) -> str:
     return term
 
 
+class _Terms:
+    """Content terms of texts, with a memo of each word's folded form (a scan sees few words)."""
+
+    def __init__(self) -> None:
+        self._folded: dict[str, str | None] = {}
+
+    def __call__(self, text: str) -> frozenset[str]:
+        found: set[str] = set()
+        memo = self._folded
+        for token in tokens(text):
+            folded = memo.get(token, "")
+            if folded == "":
+                keep = token not in STOP_WORDS and (len(token) >= 2 or token.isdigit())
+                folded = memo[token] = stem(token) if keep else None
+            if folded is not None:
+                found.add(folded)
+        return frozenset(found)
+
+
 def terms_of(text: str) -> frozenset[str]:
-    """The folded content terms of ``text``."""
-    return frozenset(stem(t) for t in query_terms(text, max_terms=256))
+    """The folded content terms of ``text`` (the search's terms: stop words dropped)."""
+    return _Terms()(text)
 
 
 class Doc(NamedTuple):
@@ -87,7 +106,8 @@ class Doc(NamedTuple):
 
 def docs_for(records: Sequence[tuple[str, str]]) -> list[Doc]:
     """Lexical profiles of ``(title, body)`` pairs."""
-    return [Doc(terms_of(f"{title} {body}"), terms_of(title)) for title, body in records]
+    terms = _Terms()
+    return [Doc(terms(f"{title} {body}"), terms(title)) for title, body in records]
 
 
 def document_frequency(docs: Sequence[Doc]) -> dict[str, int]:
@@ -151,7 +171,7 @@ def scan(db: Store, model: str, project_id: str, threshold: float) -> ScanResult
     pks, types, matrix = vectors.current_matrix(db, model, project_ids=[project_id])
     if not pks:
         return ScanResult(0, 0, 0, 0)
-    texts = {row[0]: (row[1], row[2], row[3]) for row in _texts(db, pks)}
+    texts = upkeep.texts_of(db, pks)
     by_type: dict[str, list[int]] = {}
     for index, type_ in enumerate(types):
         by_type.setdefault(type_, []).append(index)
@@ -175,14 +195,6 @@ def scan(db: Store, model: str, project_id: str, threshold: float) -> ScanResult
     scanned_ids = [texts[pk][0] for pk in pks]
     new = upkeep.save_near_duplicates(db, scanned_ids, pairs)
     return ScanResult(len(pks), similar, len(pairs), new)
-
-
-def _texts(db: Store, pks: Sequence[int]) -> list[tuple[int, str, str, str]]:
-    found: list[tuple[int, str, str, str]] = []
-    for start in range(0, len(pks), 500):
-        chunk = list(pks[start:start + 500])
-        found.extend((r.pk, r.id, r.title, r.body) for r in rec.by_pks(db, chunk).values())
-    return found
 
 
 def merge(db: Store, pair: upkeep.NearDuplicate, reason: str) -> Record:

@@ -133,6 +133,17 @@ def archive(db: Store, pks: Sequence[int]) -> int:
 # -------------------------------------------------------------------------- near-duplicates
 
 
+def texts_of(db: Store, pks: Sequence[int]) -> dict[int, tuple[str, str, str]]:
+    """``pk -> (id, title, body)`` of current-table records (what the lexical check reads)."""
+    found: dict[int, tuple[str, str, str]] = {}
+    for start in range(0, len(pks), 900):
+        chunk = list(pks[start:start + 900])
+        found.update((row[0], (row[1], row[2], row[3])) for row in db.rows(
+            f"SELECT pk, id, title, body FROM records WHERE pk IN ({','.join('?' * len(chunk))})",
+            chunk))
+    return found
+
+
 class NearDuplicate(NamedTuple):
     """Two current records of one type and project that may say the same thing."""
 
