@@ -117,8 +117,8 @@ def get(db: Store, where: Where, ids: Sequence[str]) -> str:
     found, problems = rec.get_many(db, refs)
     unique = list({r.id: r for r in found}.values())
     blocks = [detail(db, where, record) for record in unique]
-    # Room for the notes below: at most 20 full ids and 20 clipped problems.
-    footer_room = 2000
+    # Room for the notes below: at most 20 full ids and 20 problems of up to 160 characters.
+    footer_room = 4000
     packed = budget.pack(blocks, max_tokens=RESULT_MAX_TOKENS - footer_room * 2 // 7,
                          max_chars=RESULT_MAX_CHARS - footer_room, separator="\n\n")
     _touch(db, [r.id for r in unique[:packed.kept]])
@@ -127,7 +127,7 @@ def get(db: Store, where: Where, ids: Sequence[str]) -> str:
         rest = ", ".join(r.id for r in unique[packed.kept:])
         notes.append(f"Not shown (result size cap), ask again for: {rest}")
     if problems:
-        notes.append("Unknown or ambiguous: " + "; ".join(_clip(p, 60) for p in problems))
+        notes.append("Unknown or ambiguous: " + "; ".join(_clip(p, 160) for p in problems))
     return "\n\n".join(part for part in (packed.text, *notes) if part)
 
 
