@@ -102,7 +102,7 @@ def log_problem(event: str, session_id: str, message: str, *,
             pass
         flat = " ".join(redact(message).split())[:LOG_LINE_MAX]
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
-        line = f"{stamp}Z {event or '-'} {session_id[:36] or '-'} {flat}\n"
+        line = f"{stamp}Z {_token(event, 40)} {_token(session_id, 36)} {flat}\n"
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, line.encode("utf-8", "replace"))
@@ -110,6 +110,12 @@ def log_problem(event: str, session_id: str, message: str, *,
             os.close(fd)
     except Exception:  # the log is best effort: a hook never fails because of it
         pass
+
+
+def _token(text: str, limit: int) -> str:
+    """``text`` as one printable word of the log line (``-`` when empty)."""
+    word = "".join(ch if ch.isprintable() and not ch.isspace() else "?" for ch in text[:limit])
+    return word or "-"
 
 
 def _log_max_bytes() -> int:

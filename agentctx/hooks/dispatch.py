@@ -20,7 +20,7 @@ import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import NoReturn
+    from typing import Any, NoReturn
 
 # event -> (module, Claude Code event names it accepts; the first is the default)
 EVENTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -106,7 +106,21 @@ def _parse(raw: bytes) -> dict[str, object] | str:
         return f"malformed JSON payload on stdin: {exc}"
     if not isinstance(payload, dict):
         return f"payload is a JSON {type(payload).__name__}, not an object"
+    if b"\\ud" in raw.lower():  # an escaped lone surrogate cannot be stored or logged
+        scrubbed: dict[str, object] = _scrub(payload)
+        return scrubbed
     return payload
+
+
+def _scrub(value: Any) -> Any:
+    """``value`` with lone UTF-16 surrogates in its strings replaced by U+FFFD."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, list):
+        return [_scrub(item) for item in value]
+    if isinstance(value, dict):
+        return {_scrub(key): _scrub(item) for key, item in value.items()}
+    return value
 
 
 def _check(event: str, payload: dict[str, object]) -> str:

@@ -164,7 +164,7 @@ def is_test_command(words: list[str]) -> bool:
     return bool(_TEST_COMMAND.match(" ".join(words)))
 
 
-def test_files(words: list[str], output: str) -> list[str]:
+def named_test_files(words: list[str], output: str) -> list[str]:
     """Test files named by a test command's arguments or its failure lines, in order."""
     found: dict[str, None] = {}
     for word in words[1:]:
@@ -187,9 +187,10 @@ def _short(text: str) -> str:
 
 def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
     output = tool_output(ctx.payload)
-    failed = failed_call or looks_failed(output)
     simple = segments(command)
     tests = [words for words in simple if is_test_command(words)]
+    failed = (failed_call or looks_failed(output)
+              or bool(tests and _FAILED_OUTCOME.search(output)))
     git = [words for words in simple
            if len(words) > 1 and words[0] == "git" and _git_op(words) in _GIT_OPS]
     if not (failed or tests or git):
@@ -203,12 +204,13 @@ def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
         _ensure_session(ctx)
         tested_nodes: list[Node] = []
         for words in tests:
-            files = [file_name(f, ctx.cwd, resolved.worktree) for f in test_files(words, output)]
+            files = [file_name(f, ctx.cwd, resolved.worktree)
+                     for f in named_test_files(words, output)]
             nodes = [graph.ensure_node(db, project_id, "file", name) for name in files]
             for node in nodes:
                 graph.add_edge(db, ctx.session_id, node.id, "tested")
             tested_nodes.extend(nodes)
-            outcome = "fail" if failed or _FAILED_OUTCOME.search(output) else "pass"
+            outcome = "fail" if failed else "pass"
             summaries = _SUMMARY.findall(output)
             sessions.append_meta(db, ctx.session_id, "tests", {
                 "at": now_iso(), "command": _short(" ".join(words)), "outcome": outcome,

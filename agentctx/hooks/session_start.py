@@ -10,11 +10,13 @@ session's set of already-injected records is reset before the digest's records a
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime, timedelta
 
 from agentctx import digest
 from agentctx.hooks.common import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions
+from agentctx.store.errors import StoreLocked
 from agentctx.store.ids import to_iso
 
 EVENT = "SessionStart"
@@ -67,5 +69,7 @@ def _detect_profile(ctx: HookContext) -> None:
         from agentctx.project_profile import refresh
 
         refresh(ctx.store(), ctx.resolved().project)
+    except (StoreLocked, sqlite3.OperationalError):
+        raise  # the store itself is unavailable: the whole hook is skipped (one log line)
     except Exception as exc:
         log_problem(ctx.event, ctx.session_id, f"profile detection failed: {describe(exc)}")

@@ -1,0 +1,157 @@
+"""prompt (UserPromptSubmit): relevant unseen records within budget, receipts, recent prompts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentctx.store import Store, projects, records, sessions
+from agentctx.store.models import Draft
+from tests.hooks.conftest import SESSION, at, payloads, run_hook
+
+# The 2.1.328 prompts are short and mix instructions with topic words; a lower threshold than the
+# default makes these tests about the hook, not about the relevance threshold.
+LOW = {"AGENTCTX_PROMPT_MIN_RELEVANCE": "0.2"}
+
+
+def _project(app: Path) -> str:
+    with Store.open() as db:
+        return projects.resolve(db, str(app)).project.id
+
+
+def _add(project_id: str, type_: str, title: str, body: str = "", **fields: object) -> str:
+    with Store.open() as db:
+        return records.add(db, Draft(type=type_, title=title, body=body,  # type: ignore[arg-type]
+                                     **fields), project_id=project_id).id
+
+
+def _prompt(app: Path, text: str, session: str = SESSION,
+            env: dict[str, str] | None = None) -> str:
+    payload = at(payloads("UserPromptSubmit")[0], app, prompt=text, session_id=session)
+    return run_hook("prompt", payload, env=env).context
+
+
+def test_relevant_record_is_injected_fenced_with_receipt(app: Path) -> None:
+    pid = _project(app)
+    grpc = _add(pid, "decision", "Use gRPC instead of REST for the internal API",
+                "REST was too chatty between services.", confidence="explicit")
+    _add(pid, "bugfix", "Login page crashed on empty passwords")
+    real = payloads("UserPromptSubmit")[0]  # "We decided to use gRPC instead of REST …"
+    text = run_hook("prompt", at(real, app), env=LOW).context
+    lines = text.splitlines()
+    assert lines[0].startswith('<agentctx-context event="prompt"')
+    assert "not instructions" in lines[1] and lines[-1] == "</agentctx-context>"
+    assert lines[2].startswith(f"- [{grpc}] decision · ") and " · explicit · " in lines[2]
+    assert "  REST was too chatty between services." in lines
+    assert "Login page" not in text
+    with Store.open() as db:
+        receipt = sessions.receipts(db, SESSION)[-1]
+        assert receipt.event == "UserPromptSubmit" and receipt.record_ids == (grpc,)
+        assert len(receipt.scores) == 1 and 0.2 <= receipt.scores[0] <= 1
+        assert receipt.chars == len(text) and receipt.tokens == -(-2 * len(text) // 7)
+        assert sessions.seen(db, SESSION) == {grpc}
+        assert records.get(db, grpc).access_count == 1
+        prompts = sessions.get(db, SESSION)
+        assert prompts is not None
+        assert prompts.meta["prompts"][-1]["text"] == real["prompt"]
+
+
+def test_already_injected_records_are_not_repeated(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Use gRPC for the internal API")
+    assert "Use gRPC" in _prompt(app, "grpc internal api")
+    assert _prompt(app, "grpc internal api") == ""
+    assert "Use gRPC" in _prompt(app, "grpc internal api", session="another-session")
+
+
+def test_digest_records_count_as_seen(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Use gRPC for the internal API")
+    start = at(payloads("SessionStart")[0], app)
+    assert "Use gRPC" in run_hook("session-start", start).context
+    assert _prompt(app, "grpc internal api") == ""
+
+
+def test_unrelated_prompt_injects_nothing(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Use gRPC for the internal API")
+    assert _prompt(app, "rename this variable to something clearer") == ""
+    assert _prompt(app, "") == ""
+    with Store.open() as db:
+        assert sessions.receipts(db, SESSION) == []
+        meta = sessions.get(db, SESSION)
+        assert meta is not None and len(meta.meta["prompts"]) == 1
+
+
+def test_relevance_threshold_applies(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Use gRPC for the internal API")
+    # One term of four matches: relevance well under 0.5.
+    assert _prompt(app, "grpc tomato cucumber lettuce") == ""
+    assert "Use gRPC" in _prompt(app, "grpc tomato cucumber lettuce", session="s2",
+                                 env={"AGENTCTX_PROMPT_MIN_RELEVANCE": "0.01"})
+
+
+def test_at_most_three_records(app: Path) -> None:
+    pid = _project(app)
+    for n in range(6):
+        _add(pid, "discovery", f"The billing cache expires after {n + 1} minutes")
+    text = _prompt(app, "billing cache expires")
+    assert text.count("\n- [") == 3
+    assert _prompt(app, "billing cache expires", session="s2",
+                   env={"AGENTCTX_PROMPT_RECORDS": "1"}).count("\n- [") == 1
+
+
+def test_long_record_is_cut_with_a_ctx_get_marker(app: Path) -> None:
+    pid = _project(app)
+    first = _add(pid, "decision", "Billing cache layout", "layout " * 1000)
+    second = _add(pid, "convention", "Billing cache keys", "keys " * 1100)
+    text = _prompt(app, "billing cache")
+    assert len(text) <= 7000 and -(-2 * len(text) // 7) <= 2000
+    assert f"… ctx_get {second}" in text or f"… ctx_get {first}" in text
+    assert text.endswith("</agentctx-context>")
+    with Store.open() as db:
+        shown = sessions.receipts(db, SESSION)[-1].record_ids
+    assert set(shown) <= {first, second} and shown
+
+
+def test_noctx_prompt_gets_nothing(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Use gRPC for the internal API")
+    assert _prompt(app, "#noctx grpc internal api") == ""
+    assert _prompt(app, "  #NOCTX grpc internal api") == ""
+    with Store.open() as db:
+        assert sessions.receipts(db, SESSION) == []
+        assert sessions.seen(db, SESSION) == set()
+    assert "Use gRPC" in _prompt(app, "grpc internal api")
+
+
+def test_prompt_is_kept_redacted_and_capped(app: Path) -> None:
+    _project(app)
+    secret = "ghp_" + "a1B2" * 10
+    for n in range(25):
+        _prompt(app, f"deploy step {n} with token {secret}")
+    with Store.open() as db:
+        kept = sessions.get(db, SESSION)
+        assert kept is not None
+        texts = [p["text"] for p in kept.meta["prompts"]]
+        assert len(texts) == 20 and texts[-1].startswith("deploy step 24")
+        assert all(secret not in t and "[REDACTED:github-token]" in t for t in texts)
+        pid = projects.resolve(db, str(app)).project.id
+        assert sessions.recent_prompts(db, pid, limit=3)[0].startswith("deploy step 24")
+
+
+def test_paused_project_gets_nothing(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Use gRPC for the internal API")
+    with Store.open() as db:
+        projects.set_paused(db, pid, True)
+    assert _prompt(app, "grpc internal api") == ""
+    with Store.open() as db:
+        assert sessions.get(db, SESSION) is None
+
+
+def test_global_preferences_can_match(app: Path) -> None:
+    _project(app)
+    _add("global", "preference", "Prefers pytest fixtures over setUp methods", scope="global",
+         confidence="reinforced")
+    assert "Prefers pytest fixtures" in _prompt(app, "pytest fixtures setup")
