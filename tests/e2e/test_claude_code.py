@@ -114,7 +114,7 @@ def test_the_whole_loop_through_claude_code(harness: ClaudeHarness, script: Clau
     assert resumed.session_id == second.session_id
     seen = resumed.requests[0]
     fresh = [item for item in injections(seen, "SessionStart") if stripe.id in item.ids]
-    assert len(fresh) == 1 and decision.id in fresh[0].ids
+    assert fresh and all(decision.id in item.ids for item in fresh)
     assert fresh[0].message_index > digests[0].message_index  # delivered after the first turn
     carrying = [item for item in injections(seen, "UserPromptSubmit") if discovery.id in item.ids]
     assert len(carrying) == 1  # only the first turn's, replayed from the transcript
