@@ -78,6 +78,7 @@ class CodingReport(NamedTuple):
     hook_note: str
     hybrid: str | None  # the model label, or None when unavailable
     hybrid_reason: str | None
+    consolidation: retrieval.Consolidated
     records: int
     chains: int
     outcomes: list[Outcome]
@@ -92,7 +93,7 @@ def run(*, splits: Sequence[str] = ("tuning", "held-out"), model_path: str | Non
         hybrid: bool = True, cfg: config.Config | None = None,
         now: datetime | None = None) -> CodingReport:
     """Build a fresh store from the history in a temporary folder and score every prompt."""
-    cfg = cfg or config.Config.load()
+    cfg = cfg or retrieval.bench_config(model_path)
     history = data.load_history()
     files = {"tuning": data.TUNING_PATH, "held-out": data.HELD_OUT_PATH}
     queries = {name: data.load_queries(files[name]) for name in splits}
@@ -106,15 +107,16 @@ def run(*, splits: Sequence[str] = ("tuning", "held-out"), model_path: str | Non
         db = Store.open(Path(folder) / "bench.db")
         try:
             built = data.build(db, history, Path(folder) / "projects", now)
-            searcher = (retrieval.HybridSearcher(db, embedder)
-                        if isinstance(embedder, retrieval.Embedder) else None)
+            model = embedder if isinstance(embedder, retrieval.Embedder) else None
+            consolidation = retrieval.consolidate(db, model, cfg)
+            searcher = retrieval.HybridSearcher(db, model) if model is not None else None
             outcomes = [_ask(db, built, query, name, cfg, searcher)
                         for name in splits for query in queries[name]]
         finally:
             db.close()
     predecessors = data.predecessors(history)
-    scores = {name: {config_name: _score(config_name, [o for o in outcomes if o.split == name],
-                                         predecessors, built)
+    scores = {name: {config_name: score(config_name, [o for o in outcomes if o.split == name],
+                                        predecessors, built)
                      for config_name in (HOOK, KEYWORD, HYBRID)
                      if config_name != HYBRID or isinstance(embedder, retrieval.Embedder)}
               for name in splits}
@@ -122,7 +124,7 @@ def run(*, splits: Sequence[str] = ("tuning", "held-out"), model_path: str | Non
         settings, retrieval.hook_selection_note(),
         embedder.label if isinstance(embedder, retrieval.Embedder) else None,
         embedder.reason if isinstance(embedder, retrieval.Unavailable) else None,
-        built.records, sum(1 for key, old in predecessors.items()
+        consolidation, built.records, sum(1 for key, old in predecessors.items()
                          if old and key not in built.superseded),
         outcomes, scores)
 
@@ -146,8 +148,9 @@ def _ask(db: Store, built: data.Built, query: data.BenchQuery, split: str, cfg: 
     return Outcome(query, split, ranked)
 
 
-def _score(name: str, outcomes: Sequence[Outcome], predecessors: dict[str, frozenset[str]],
-           built: data.Built) -> Score:
+def score(name: str, outcomes: Sequence[Outcome], predecessors: dict[str, frozenset[str]],
+          built: data.Built) -> Score:
+    """Configuration ``name``'s metrics over ``outcomes`` (one split's prompts)."""
     answerable = [o for o in outcomes if o.query.answerable]
     changed = [o for o in outcomes if o.query.about_change]
     unanswerable = [o for o in outcomes if not o.query.answerable]
@@ -214,7 +217,8 @@ def render(report: CodingReport) -> str:
              else f"hybrid: unavailable - {report.hybrid_reason}")
     lines = ["Coding-memory benchmark (agentctx bench coding)",
              f"store: {report.records} records of the ledgerline history (every type, "
-             f"{report.chains} supersession chains) + a sibling project; fresh store per run",
+             f"{report.chains} supersession chains) + a sibling project; fresh store per run; "
+             f"{report.consolidation.describe()}",
              f"hook knobs: {report.settings.describe()}",
              f"hook selection: {report.hook_note}", model]
     headers = ["configuration", "R@3", "R@10", "supersession", "inj.prec", "tokens/prompt",
@@ -281,6 +285,7 @@ def to_json(report: CodingReport, *, with_misses: bool = False) -> dict[str, Any
         "benchmark": "coding", "records": report.records, "chains": report.chains,
         "hook_settings": report.settings._asdict(), "hook_selection": report.hook_note,
         "hybrid_model": report.hybrid, "hybrid_unavailable": report.hybrid_reason,
+        "consolidation": report.consolidation._asdict(),
         "splits": {split: {"prompts": sum(1 for o in report.outcomes if o.split == split),
                            "configurations": {n: score_json(s) for n, s in by_config.items()}}
                    for split, by_config in report.scores.items()},

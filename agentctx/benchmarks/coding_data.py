@@ -16,8 +16,8 @@ The split is random but fixed: :func:`split_queries` with :data:`SPLIT_SEED` put
 stratum (answerable about a change, other answerable, unanswerable) in the held-out file; a test
 checks that the committed files are exactly that split.
 
-Dates: session ``day`` counts from the start of the history; :func:`build` dates the last day of
-the history the day before the run. Search ranks by recency measured from now, so anchoring the
+Dates: session ``day`` counts from the start of the history (``span_days`` is the last session's
+day); :func:`build` dates the last day of the history the day before the run. Search ranks by recency measured from now, so anchoring the
 history to the run date keeps every run's numbers comparable.
 """
 
@@ -240,6 +240,9 @@ def check_history(history: History) -> None:
             elif seen[record.supersedes] != project.name:
                 problems.append(f"{record.key} supersedes a record of another project")
         seen[record.key] = project.name
+    last = max((s.day for s in history.project.sessions), default=0)
+    if history.span_days != last:
+        problems.append(f"span_days is {history.span_days}, but the last session is on day {last}")
     taken = [r.supersedes for _, _, r in history.all_records() if r.supersedes]
     for key in {k for k in taken if taken.count(k) > 1}:
         problems.append(f"{key} is superseded twice")

@@ -232,6 +232,7 @@ class Result(NamedTuple):
     top_cosine: float | None
     cut: int
     refused: int
+    consolidation: retrieval.Consolidated
 
 
 class LmeReport(NamedTuple):
@@ -249,7 +250,7 @@ def run(path: Path, *, limit: int | None = None, model_path: str | None = None,
         hybrid: bool = True, cfg: config.Config | None = None,
         progress: Callable[[int, int, str], None] | None = None) -> LmeReport:
     """Score every question of the file at ``path`` (the first ``limit`` when given)."""
-    cfg = cfg or config.Config.load()
+    cfg = cfg or retrieval.bench_config(model_path)
     questions = load(path)[:limit] if limit else load(path)
     embedder: retrieval.Embedder | retrieval.Unavailable = retrieval.Unavailable(
         "not requested (--no-hybrid)")
@@ -287,8 +288,10 @@ def _one(question: Question, cfg: config.Config,
                 lambda: retrieval.keyword_search(db, text, pid, limit=TOP))
             rankings[KEYWORD] = keys(keyword)
             top_cosine = None
-            if isinstance(embedder, retrieval.Embedder):
-                searcher = retrieval.HybridSearcher(db, embedder)
+            model = embedder if isinstance(embedder, retrieval.Embedder) else None
+            consolidation = retrieval.consolidate(db, model, cfg)
+            if model is not None:
+                searcher = retrieval.HybridSearcher(db, model)
                 found, seconds[HYBRID] = retrieval.timed(lambda: searcher.search(text, pid))
                 rankings[HYBRID] = keys(found)
                 top_cosine = searcher.top_cosine(text, pid)
@@ -300,7 +303,7 @@ def _one(question: Question, cfg: config.Config,
                 baseline.close()
             db.close()
     return Result(question, rankings, seconds, keyword[0].relevance if keyword else None,
-                  top_cosine, ingested.cut, ingested.refused)
+                  top_cosine, ingested.cut, ingested.refused, consolidation)
 
 
 # ---------------------------------------------------------------------------------- scoring
@@ -341,6 +344,12 @@ def score(results: Sequence[Result], name: str) -> Score | None:
                  metrics.median(times) if times else None)
 
 
+def _consolidation_line(results: Sequence[Result]) -> str:
+    outcomes = sorted({r.consolidation.how for r in results})
+    embedded = sum(r.consolidation.embedded for r in results)
+    return f"{'; '.join(outcomes)} per store; {embedded:,} records embedded in all"
+
+
 def render(report: LmeReport) -> str:
     """The report as fixed-width text."""
     results = report.results
@@ -355,6 +364,7 @@ def render(report: LmeReport) -> str:
              f"{cut} turns longer than {config.BODY_MAX_CHARS:,} characters were cut to "
              f"{config.BODY_MAX_CHARS:,}; {duplicates} repeated sessions ingested once"
              + (f"; {refused} turns refused by the store" if refused else ""),
+             f"after ingest: {_consolidation_line(results)}",
              f"hook knobs: {report.settings.describe()}",
              f"hook selection: {report.hook_note}",
              f"hybrid model: {report.hybrid}" if report.hybrid
@@ -403,6 +413,8 @@ def to_json(report: LmeReport) -> dict[str, Any]:
         "cut_turns": sum(r.cut for r in report.results),
         "duplicate_sessions": sum(r.question.duplicate_sessions for r in report.results),
         "refused_turns": sum(r.refused for r in report.results),
+        "consolidation": {"outcomes": sorted({r.consolidation.how for r in report.results}),
+                          "embedded": sum(r.consolidation.embedded for r in report.results)},
         "hook_settings": report.settings._asdict(), "hook_selection": report.hook_note,
         "hybrid_model": report.hybrid, "hybrid_unavailable": report.hybrid_reason,
         "configurations": configurations,

@@ -11,9 +11,7 @@
   vectors are available.
 * **hybrid** — :func:`agentctx.store.hybrid.hybrid_search` with the vector side the MCP server
   builds: the embedding model's query vector against a :class:`~agentctx.store.hybrid.VectorIndex`
-  of the stored embeddings. Records are embedded the way consolidation does it: every record
-  waiting for an embedding, as :func:`agentctx.consolidate.embed.embedding_text`, saved through
-  :func:`agentctx.store.vectors.save`.
+  of the stored embeddings, after a real consolidation run embedded the records.
 
 The optional parts (the hook module, the hybrid module, the embedding model) are imported
 guardedly: a configuration whose parts are missing is reported as unavailable, with the reason.
@@ -37,6 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 T = TypeVar("T")
 
+# Benchmark stores keep every superseded version (nothing ages into the archive).
+OVERRIDES = {"AGENTCTX_ARCHIVE_AFTER_DAYS": "36500"}
+CONSOLIDATE_TIME_LIMIT_S = 600
 HOOK_SELECTION = ("search + prompt_records cut + prompt_min_relevance threshold, composed by "
                   "agentctx.hooks.prompt.compose (the hook has no side-effect-free selection "
                   "function)")
@@ -139,8 +140,18 @@ class Unavailable(NamedTuple):
     reason: str
 
 
+def bench_config(model_path: str | None = None) -> config.Config:
+    """The configuration a benchmark runs with: ``config.json`` and the environment, plus
+    :data:`OVERRIDES` and, with ``model_path``, that model folder as ``embed_model``."""
+    environ = {**os.environ, **OVERRIDES}
+    if model_path:
+        environ["AGENTCTX_EMBED_MODEL"] = str(Path(model_path).expanduser().resolve())
+        environ["AGENTCTX_EMBEDDINGS"] = "on"
+    return config.Config(config.read_file(), environ=environ)
+
+
 def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unavailable:
-    """The embedding model: ``model_path`` (a model2vec folder) or the configured ``embed_model``.
+    """The embedding model named by ``cfg`` (``embed_model``; see :func:`bench_config`).
 
     Never downloads: a hub model that is not in ``<home>/models`` yet is reported unavailable
     with the command that fetches it.
@@ -150,19 +161,10 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
         from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
     except Exception as exc:
         return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
-    if model_path:
-        folder = Path(model_path).expanduser()
-        if not folder.is_dir():
-            return Unavailable(f"model folder {folder} does not exist")
-        environ = {**os.environ, "AGENTCTX_EMBED_MODEL": str(folder.resolve()),
-                   "AGENTCTX_EMBEDDINGS": "on"}
-        cfg = config.Config(config.read_file(), environ=environ)
-    try:
-        value = cfg.get_str("embed_model")
-        enabled = cfg.get_bool("embeddings")
-    except config.ConfigError as exc:
-        return Unavailable(str(exc))
-    if not enabled:
+    if model_path and not Path(model_path).expanduser().is_dir():
+        return Unavailable(f"model folder {model_path} does not exist")
+    value = cfg.get_str("embed_model")
+    if not cfg.get_bool("embeddings"):
         return Unavailable("embeddings are off (embeddings knob); pass --model PATH to measure")
     model = load_model(cfg, allow_download=False)
     if model is None:
@@ -171,6 +173,42 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
                            "model2vec folder)")
     label = Path(value).name if Path(value).expanduser().is_dir() else value
     return Embedder(model, label)
+
+
+class Consolidated(NamedTuple):
+    """What preparing a benchmark store did: how consolidation went, and records embedded."""
+
+    how: str
+    embedded: int
+
+    def describe(self) -> str:
+        """One line for reports."""
+        return f"{self.how}; {self.embedded} records embedded"
+
+
+def consolidate(db: Store, embedder: Embedder | None, cfg: config.Config) -> Consolidated:
+    """Run consolidation on a freshly built store, as the session-end child would.
+
+    It embeds every pending record (when there is a model), scans near-duplicates (never merging:
+    no judge), updates scores and rebuilds digests. ``archive_after_days`` is at its maximum in
+    :func:`bench_config`, so every superseded version stays searchable for the supersession
+    check. When consolidation cannot run (another run holds its lock, or the module is missing),
+    pending records are embedded the same way it would.
+    """
+    model = embedder.model if embedder is not None else None
+    try:
+        from agentctx.consolidate.run import consolidate as run_consolidation
+    except Exception as exc:
+        return Consolidated(f"consolidation unavailable ({type(exc).__name__}), embedded "
+                            "directly", embed_pending(db, model) if model is not None else 0)
+    report = run_consolidation(db, cfg=cfg, embeddings=model is not None, model=model,
+                               judge=None, time_limit_s=CONSOLIDATE_TIME_LIMIT_S)
+    if report.skipped:
+        return Consolidated(f"consolidation skipped ({report.skipped}), embedded directly",
+                            embed_pending(db, model) if model is not None else 0)
+    if report.stopped:
+        return Consolidated(f"consolidation stopped early ({report.stopped})", report.embedded)
+    return Consolidated("consolidation ran", report.embedded)
 
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
@@ -191,14 +229,16 @@ def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
 
 
 class HybridSearcher:
-    """``ctx_search`` with vectors over one store: the MCP server's in-memory index and fusion."""
+    """``ctx_search`` with vectors over one store: the MCP server's in-memory index and fusion.
+
+    Build it after :func:`consolidate` has embedded the store's records.
+    """
 
     def __init__(self, db: Store, embedder: Embedder) -> None:
         from agentctx.store.hybrid import VectorIndex
 
         self.db = db
         self.model = embedder.model
-        embed_pending(db, self.model)
         self.index: VectorIndex = VectorIndex.load(db, self.model.name, self.model.dim)
 
     def search(self, text: str, project_id: str, *, limit: int = 10,
