@@ -11,6 +11,8 @@ loop on the same queries:
 * ``client`` — the same through the in-memory ``mcp.Client`` (a full MCP request, no stdio);
 * ``per-call`` — a variant server whose plain ``def`` tool runs on a worker thread and opens the
   store per call (the alternative to ``async def`` tools on one connection);
+* ``stdio`` — the real ``agentctx mcp`` process over stdio after ``initialize``, with a client that
+  answers ``roots/list`` as Claude Code does (one more round trip per call);
 * ``hybrid`` — ``ctx_search`` with the real model (``shared/models/minilm-static-256``) and every
   record embedded, vectors held in memory by the server;
 * ``hybrid-nearest`` — the fusion fed by ``agentctx.store.vectors.nearest`` instead of the
@@ -129,7 +131,7 @@ def embed_everything(db_path: Path) -> tuple[str, float]:
 
 
 async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[str, Any]:
-    from mcp import Client
+    from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
 
     from agentctx.mcpserver import semantic
     from agentctx.mcpserver.app import ServerState, create_server
@@ -148,7 +150,19 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
     threaded = per_call_server(db_path)
     times: dict[str, list[float]] = {"bare": [], "tool": [], "client": [], "per-call": []}
     info: dict[str, Any] = {"built_s": built, "project": project_id}
-    async with Client(keyword) as client, Client(threaded) as threaded_client:
+    folder = project_folder(db_path)
+
+    async def roots(_context: object) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=folder.as_uri(), name="app")])
+
+    child = StdioServerParameters(command=sys.executable, args=["-m", "agentctx", "mcp"],
+                                  env={"AGENTCTX_HOME": str(home), "AGENTCTX_EMBEDDINGS": "off"},
+                                  cwd=str(folder))
+    times["stdio"] = []
+    async with Client(keyword) as client, Client(threaded) as threaded_client, \
+            stdio_client(child) as (read, write), \
+            ClientSession(read, write, list_roots_callback=roots) as session:
+        await session.initialize()
         for index in range(runs + 10):  # the first 10 warm caches up and are not counted
             text = QUERIES[index % len(QUERIES)]
             arguments = {"query": text}
@@ -158,6 +172,7 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
                 "tool": await timed(keyword.call_tool, "ctx_search", arguments),
                 "client": await timed(client.call_tool, "ctx_search", arguments),
                 "per-call": await timed(threaded_client.call_tool, "ctx_search", arguments),
+                "stdio": await timed(session.call_tool, "ctx_search", arguments),
             }
             if index >= 10:
                 for name, value in sample.items():
@@ -240,7 +255,7 @@ def main() -> None:
             print(f"\n{size:,} records (store built in {info['built_s']:.1f} s), "
                   f"{args.runs} interleaved runs over {len(QUERIES)} queries")
             print(f"  {'path':<16}{'p50 ms':>10}{'ratio':>8}")
-            for name in ("bare", "tool", "client", "per-call"):
+            for name in ("bare", "tool", "client", "per-call", "stdio"):
                 print(f"  {name:<16}{medians[name]:>10.3f}{medians[name] / medians['bare']:>7.2f}x")
             if "hybrid" in medians:
                 base = medians["bare-h"]
