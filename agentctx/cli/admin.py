@@ -112,8 +112,13 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
                     f"start {s['session_start_injections']}×/{s['session_start_tokens']:,}t · "
                     f"prompts {s['prompt_injections']}×/{s['prompt_tokens']:,}t · "
                     f"extraction ${s['extraction_usd']:.4f}")
-            if s["meta"].get("cost_cap_reached"):
-                line += "  [cost cap reached]"
+            cap_hit = s["meta"].get("extract_cap_reached")
+            if cap_hit:
+                line += (f"  [cost cap reached: ${float(cap_hit.get('spent_usd', 0)):.4f} of "
+                         f"${float(cap_hit.get('cap_usd', 0)):.2f}]")
+            last = s["meta"].get("extract_last")
+            if isinstance(last, dict) and last.get("status") == "failed":
+                line += f"  [extraction {last.get('status')}: {last.get('reason', '')}]"
             echo(line)
     for key, label in (("merge_candidates", "merge candidates"),
                        ("prune_candidates", "pruning candidates")):
