@@ -75,9 +75,12 @@ def init(
 
     Store.open().close()  # creates or upgrades the store now, not in the first hook
     try:
-        apply_init(plan)
+        steps = apply_init(plan)
     except InstallError as exc:
         fail(f"{exc} (agentctx uninstall undoes whatever was already done)")
+    for step in steps:
+        if "instead" in step.detail:  # a fallback taken while applying
+            typer.echo(f"note: {step.line()}")
     typer.echo(f"home: {jf.display(home)}")
     if not plan.changes:
         typer.echo("already installed: nothing changed")
