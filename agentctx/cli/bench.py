@@ -11,7 +11,6 @@ import sys
 
 import typer
 
-from agentctx import config
 from agentctx.cli.common import JsonOption, fail, print_json
 
 bench_app = typer.Typer(help="Measure retrieval quality: the coding-memory benchmark shipped with "
@@ -22,13 +21,6 @@ ModelOption = typer.Option(None, "--model", metavar="PATH",
                                 "(default: the embed_model knob; never downloads).")
 NoHybridOption = typer.Option(False, "--no-hybrid",
                               help="Skip the hybrid (vector) configuration.")
-
-
-def _config() -> config.Config:
-    try:
-        return config.Config.load()
-    except config.ConfigError as exc:
-        fail(str(exc))
 
 
 @bench_app.command("coding")
@@ -60,8 +52,7 @@ def coding_command(
     splits = ("held-out",) if held_out_only else ("tuning",) if tuning_only else (
         "tuning", "held-out")
     try:
-        report = coding.run(splits=splits, model_path=model, hybrid=not no_hybrid,
-                            cfg=_config())
+        report = coding.run(splits=splits, model_path=model, hybrid=not no_hybrid)
     except DataError as exc:
         fail(f"benchmark data: {exc}")
     if json_output:
@@ -102,7 +93,7 @@ def longmemeval_command(
 
     try:
         report = longmemeval.run(path, limit=limit, model_path=model, hybrid=not no_hybrid,
-                                 cfg=_config(), progress=progress)
+                                 progress=progress)
     except longmemeval.BadData as exc:
         fail(f"{path}: {exc}")
     finally:
