@@ -158,7 +158,8 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
                   ("duplicates", lambda: _duplicates(db, model, scope, cfg, judge, clock, report,
                                                      progress))]
     steps += [("scores", lambda: _scores(db, scope, cfg, now, clock, report, progress)),
-              ("archive", lambda: _archive(db, scope, cfg, now, clock, report, progress)),
+              ("archive", lambda: _archive(db, scope, cfg, now, batch_size, clock, report,
+                                           progress)),
               ("digests", lambda: _digests(db, scope, model, cfg, clock, report, progress))]
     for name, work in steps:
         if not step(name, work):
@@ -240,12 +241,13 @@ def _scores(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: dat
 
 
 def _archive(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: datetime,
-             clock: _Clock, report: Report, progress: Progress) -> bool:
+             batch_size: int, clock: _Clock, report: Report, progress: Progress) -> bool:
     before = to_iso(now - timedelta(days=cfg.get_int("archive_after_days")))
     while True:
         if clock.over():
             return False
-        pks = upkeep.archivable(db, superseded_before=before, project_ids=scope)
+        pks = upkeep.archivable(db, superseded_before=before, project_ids=scope,
+                                limit=min(batch_size, 500))
         if not pks:
             return True
         report.archived += upkeep.archive(db, pks)

@@ -87,7 +87,7 @@ def _check_consistent(db_path: Path) -> dict[str, int]:
 
 @pytest.mark.parametrize(("args", "marker"), [
     (["--batch-size", "5"], "embedded "),
-    (["--no-embeddings"], "archived "),
+    (["--no-embeddings", "--batch-size", "10"], "archived "),
 ])
 def test_a_killed_run_leaves_the_store_consistent_and_the_next_run_finishes(
         args: list[str], marker: str, project_dir: Path, tiny_model_dir: Path,
