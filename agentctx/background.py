@@ -3,46 +3,77 @@
 A hook that needs slow work (extraction, consolidation) spawns a detached child and returns at
 once; the child finishes and exits. :func:`exclusive` is a non-blocking ``flock`` under
 ``<home>/locks`` so two children of the same kind never run together; the lock dies with its
-process, so a killed child never leaves a stale lock. Standard library only (hook hot path).
+process, so a killed child never leaves a stale lock. Standard library only (hook hot path):
+the session-end hook must return within Claude Code's 1.5 s, so spawning uses ``os.posix_spawn``
+(no ``subprocess``, ``contextlib`` or ``pathlib`` import) where the platform has it.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
-import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 
 from agentctx import config
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import BinaryIO
+
+
+def _lock_file(name: str) -> str:
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:120]
+    folder = os.path.join(config.ensure_home_dir(), "locks")
+    try:
+        os.mkdir(folder, mode=0o700)
+    except FileExistsError:
+        pass
+    return os.path.join(folder, f"{safe}.lock")
 
 
 def lock_path(name: str) -> Path:
     """Path of the lock file called ``name`` (letters, digits, ``-`` and ``_`` kept)."""
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)[:120]
-    folder = config.ensure_home() / "locks"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    return folder / f"{safe}.lock"
+    from pathlib import Path
+
+    return Path(_lock_file(name))
 
 
-@contextmanager
-def exclusive(name: str) -> Iterator[bool]:
-    """Try to take the lock ``name`` without waiting; yields whether this process holds it."""
-    handle = open(lock_path(name), "a+b")  # noqa: SIM115 - held for the whole block
-    try:
+class exclusive:  # lower case: it reads like the function it replaced, ``with exclusive(n) as ok``
+    """Try to take the lock ``name`` without waiting; ``as`` gives whether this process holds it.
+
+    The lock is released when the block ends (or the process dies).
+    """
+
+    __slots__ = ("_handle", "_held", "_name")
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._handle: BinaryIO | None = None
+        self._held = False
+
+    def __enter__(self) -> bool:
+        self._handle = open(_lock_file(self._name), "a+b")  # held until __exit__
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            yield False
+            self._held = False
+        except BaseException:
+            self._handle.close()
+            raise
+        else:
+            self._held = True
+        return self._held
+
+    def __exit__(self, *exc: object) -> None:
+        handle, self._handle = self._handle, None
+        if handle is None:
             return
         try:
-            yield True
+            if self._held:
+                fcntl.flock(handle, fcntl.LOCK_UN)
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-    finally:
-        handle.close()
+            handle.close()
 
 
 def is_locked(name: str) -> bool:
@@ -58,10 +89,25 @@ def spawn_detached(args: list[str], *, log_name: str = "background.log",
     The child gets its own session (it survives the hook's process group being killed), no
     stdin, and appends its output to ``<home>/logs/<log_name>``.
     """
-    logs = config.ensure_home() / "logs"
-    with open(logs / log_name, "ab") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agentctx", *args],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-            close_fds=True, env=env if env is not None else dict(os.environ))
-    return process.pid
+    argv = [sys.executable, "-m", "agentctx", *args]
+    environment = env if env is not None else dict(os.environ)
+    logs = os.path.join(config.ensure_home_dir(), "logs")
+    log_fd = os.open(os.path.join(logs, log_name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        if hasattr(os, "posix_spawn"):
+            try:
+                # Only stdin, stdout and stderr are inherited: every descriptor Python opens is
+                # close-on-exec, so nothing else leaks into the child.
+                return os.posix_spawn(argv[0], argv, environment, setsid=True, file_actions=[
+                    (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, log_fd, 2)])
+            except NotImplementedError:  # no POSIX_SPAWN_SETSID in this C library
+                pass
+        import subprocess
+
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_fd, stderr=log_fd,
+                                   start_new_session=True, close_fds=True, env=environment)
+        return process.pid
+    finally:
+        os.close(log_fd)

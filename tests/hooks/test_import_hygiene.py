@@ -72,7 +72,7 @@ def test_no_heavy_dependency_in_any_hook_process(name: str, seeded: Path) -> Non
 
 
 @pytest.mark.skipif(not LAUNCHER.exists(), reason="needs the installed agentctx console script")
-@pytest.mark.parametrize("name", ["SessionStart", "UserPromptSubmit", "PostToolUse"])
+@pytest.mark.parametrize("name", ["SessionStart", "UserPromptSubmit", "PostToolUse", "SessionEnd"])
 def test_synchronous_hot_path_skips_slow_stdlib_modules(name: str, seeded: Path) -> None:
     start = at(payloads("SessionStart")[0], seeded)
     _imported("session-start", start)  # builds and stores the digest: the next start is fresh
