@@ -2,14 +2,13 @@
 
 Covers cloud and API keys and tokens, JWTs, private key blocks, passwords in URLs and ``.env``-style
 assignments of secret-looking names. Each match becomes ``[REDACTED:<kind>]`` so a reader can tell
-something was removed and what it was. Standard library only (hook hot path); patterns compile on
-first use.
+something was removed and what it was. Standard library only (hook hot path); a pattern compiles on
+first use, and only when a literal it needs occurs in the text.
 """
 
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("private-key",
@@ -37,23 +36,62 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
 )
 
 
-@lru_cache(maxsize=1)
-def _compiled() -> tuple[tuple[str, re.Pattern[str]], ...]:
-    return tuple((kind, re.compile(pattern, re.DOTALL)) for kind, pattern in _PATTERNS)
+# Lower-case text at least one of which must occur for a pattern to match at all: a pattern
+# whose hints are all absent is skipped, and compiled only when first needed (compiling every
+# pattern costs a hook about 1.5 ms; most text holds no secret-like substring).
+_HINTS: dict[str, tuple[str, ...]] = {
+    "private-key": ("-----begin",),
+    "jwt": ("eyj",),
+    "anthropic-key": ("sk-ant-",),
+    "openai-key": ("sk-",),
+    "aws-access-key": ("akia", "asia", "agpa", "aida", "aroa", "anpa"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": ("glpat-",),
+    "slack-token": ("xox",),
+    "google-api-key": ("aiza",),
+    "stripe-key": ("_live_", "_test_"),
+    "npm-token": ("npm_",),
+    "huggingface-token": ("hf_",),
+    "bearer-token": ("bearer ",),
+    "url-password": ("://",),
+    "secret-assignment": ("secret", "token", "passwd", "password", "passphrase", "api_key",
+                          "api-key", "apikey", "access_key", "access-key", "accesskey",
+                          "private_key", "private-key", "privatekey", "credential"),
+}
+_COMPILED: dict[str, re.Pattern[str]] = {}
+# The non-ASCII characters case-insensitive patterns match as ASCII letters (İ ı ſ K).
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def _folded(text: str) -> str:
+    return text.lower().translate(_FOLD) if not text.isascii() else text.lower()
+
+
+def _pattern(kind: str, source: str) -> re.Pattern[str]:
+    compiled = _COMPILED.get(kind)
+    if compiled is None:
+        compiled = _COMPILED[kind] = re.compile(source, re.DOTALL)
+    return compiled
 
 
 def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     if not text:
         return text
-    for kind, pattern in _compiled():
+    lowered = _folded(text)
+    for kind, source in _PATTERNS:
+        if not any(hint in lowered for hint in _HINTS[kind]):
+            continue
         marker = f"[REDACTED:{kind}]"
 
         def _replace(match: re.Match[str], marker: str = marker) -> str:
             groups = match.groupdict()
             return (groups.get("keep") or "") + marker
 
-        text = pattern.sub(_replace, text)
+        replaced = _pattern(kind, source).sub(_replace, text)
+        if replaced != text:
+            text = replaced
+            lowered = _folded(text)
     return text
 
 
