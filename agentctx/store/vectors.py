@@ -263,7 +263,17 @@ def delete(db: Store, pks: Sequence[int]) -> None:
 
 
 def requeue_other_models(db: Store, model: str) -> int:
-    """Flag for re-embedding every current record whose stored vector is from another model."""
+    """Flag for re-embedding every current record whose stored vector is from another model.
+
+    Also drops other models' vectors of records that are no longer current (nothing re-embeds
+    them, and no search returns them).
+    """
+    dropped = db.execute("DELETE FROM embeddings WHERE model != ? AND record_pk NOT IN "
+                         "(SELECT pk FROM records WHERE superseded_at IS NULL)", (model,))
+    if dropped.rowcount:
+        _bump_version(db)
+        if _index_exists(db):
+            db.meta_set(META_DIRTY, 1)
     cursor = db.execute(
         "UPDATE records SET pending_embedding = 1 WHERE pending_embedding = 0 AND "
         "superseded_at IS NULL AND pk IN (SELECT record_pk FROM embeddings WHERE model != ?)",

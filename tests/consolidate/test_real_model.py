@@ -1,6 +1,6 @@
 """With the real small model (minilm-static-256): the near-duplicate calibration and vector search.
 
-Slow: loads the 15 MB model. Run with ``pytest -m slow``.
+Slow (loads the 15 MB model): skipped unless slow tests are selected, ``pytest -m slow``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,11 @@ RESTATED = [
 
 
 @pytest.fixture
-def real(monkeypatch: pytest.MonkeyPatch) -> EmbeddingModel:
+def real(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> EmbeddingModel:
+    """The real model as the configured ``embed_model``."""
+    selected = str(request.config.getoption("markexpr") or "").replace("not slow", "")
+    if "slow" not in selected:
+        pytest.skip("slow: run with -m slow")
     if not (MODEL_DIR / "model.safetensors").exists():
         pytest.skip(f"{MODEL_DIR} is not present")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(MODEL_DIR))

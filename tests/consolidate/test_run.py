@@ -12,7 +12,7 @@ from agentctx.consolidate.embed import EmbeddingModel, forget_loaded
 from agentctx.consolidate.run import consolidate, last_run
 from agentctx.store import Store, digests, sessions, vectors
 from agentctx.store import records as rec
-from agentctx.store.models import Project
+from agentctx.store.models import Draft, Project
 from tests.consolidate import tiny_model
 from tests.consolidate.conftest import add
 
@@ -51,13 +51,16 @@ def test_pending_records_are_embedded_once_and_searchable(store: Store, project:
 def test_changing_the_model_re_embeds_everything(store: Store, project: Project,
                                                  tiny: EmbeddingModel, tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    _project_records(store, project)
+    ids = _project_records(store, project)
     consolidate(store, model=tiny)
+    rec.supersede(store, ids["deploy"], Draft(type="", title="Docker release to production"),
+                  "no more staging")
     other = tiny_model.build(tmp_path / "other-tiny")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(other))
     forget_loaded()
     report = consolidate(store)  # loads the configured model itself
     assert report.model == str(other.resolve()) and report.embedded == 5
+    # Every current record is re-embedded; the superseded one's old vector is dropped.
     assert vectors.models(store) == [(str(other.resolve()), tiny_model.DIM, 5)]
 
 
