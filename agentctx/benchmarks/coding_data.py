@@ -17,8 +17,9 @@ stratum (answerable about a change, other answerable, unanswerable) in the held-
 checks that the committed files are exactly that split.
 
 Dates: session ``day`` counts from the start of the history (``span_days`` is the last session's
-day); :func:`build` dates the last day of the history the day before the run. Search ranks by recency measured from now, so anchoring the
-history to the run date keeps every run's numbers comparable.
+day). :func:`build` dates the history relative to the moment of the run — the last session one to
+two days before it — so every record has the same age in every run. Search ranks by recency
+measured from now; fixed ages keep every run's numbers comparable.
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ TUNING_PATH = DATA_DIR / "coding_queries_tuning.json"
 HELD_OUT_PATH = DATA_DIR / "coding_queries_heldout.json"
 SPLIT_SEED = 20260808
 HELD_OUT_SHARE = 0.3
+# Day 0 of the history is this many days (plus span_days) before the run: the last session, on
+# day span_days, starts one to two days before the run.
+ANCHOR_DAYS = 2
 # Minutes between two records written in the same session.
 RECORD_SPACING_MIN = 5
 
@@ -342,8 +346,9 @@ def build(db: Store, history: History, root: Path, now: datetime | None = None) 
     Each project gets a git-looking folder under ``root`` (so it resolves like a real checkout).
     """
     moment = (now or datetime.now(UTC)).astimezone(UTC)
-    start = moment.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(
-        days=history.span_days + 1)
+    # Measured from the run's own moment (not its midnight), so every record's age — and with it
+    # the search's recency factor — is the same whatever the time of day of the run.
+    start = moment - timedelta(days=history.span_days + ANCHOR_DAYS)
     ids: dict[str, str] = {}
     foreign: set[str] = set()
     main_id = ""

@@ -150,13 +150,15 @@ class TestBuild:
             store, built.project_id, "ledgerline/invoicing/tax.py")]
         assert "bugfix-vat-rounding" in linked and "module-invoicing" in linked
 
-    def test_history_ends_the_day_before_the_run(self, store: Store, tmp_path: Path,
-                                                 history: data.History) -> None:
+    def test_ages_are_fixed_relative_to_the_run(self, store: Store, tmp_path: Path,
+                                                history: data.History) -> None:
         built = data.build(store, history, tmp_path, now=self.NOW)
-        dates = sorted(r.valid_from for r in records.list_records(
-            store, project_id=built.project_id, include_global=True, include_superseded=True))
-        assert dates[-1][:10] == "2026-03-09"
-        assert dates[0][:10] == "2025-06-20"  # span_days + 1 days before the run
+        moments = sorted(datetime.fromisoformat(r.valid_from.replace("Z", "+00:00"))
+                         for r in records.list_records(store, project_id=built.project_id,
+                                                       include_global=True,
+                                                       include_superseded=True))
+        assert (self.NOW - moments[0]).days == history.span_days + data.ANCHOR_DAYS - 1
+        assert 1 <= (self.NOW - moments[-1]).total_seconds() / 86400 <= 2
         assert history.span_days == 262
 
     def test_a_reused_key_without_supersedes_is_refused(self, store: Store, tmp_path: Path,
