@@ -10,15 +10,15 @@ rebuilt.
 Steps, in order (each checks the time box before it starts and between batches):
 
 1. **embed** — every pending record, batch by batch (one model load).
-2. **index** — bring the sqlite-vec index in line (when this Python can load it).
-3. **duplicates** — near-duplicate scan per project and type; confirmed pairs are merged when a
+2. **duplicates** — near-duplicate scan per project and type; confirmed pairs are merged when a
    judge is available, otherwise they stay merge candidates.
-4. **scores** — decay scores and ``low_score_since`` of every current record.
-5. **archive** — records superseded more than ``archive_after_days`` ago move to the archive.
+3. **scores** — decay scores and ``low_score_since`` of every current record.
+4. **archive** — records superseded more than ``archive_after_days`` ago move to the archive.
+5. **index** — bring the sqlite-vec index in line (when this Python can load it).
 6. **digests** — each project's SessionStart digest, sections ranked against recent prompts.
 
-Archive and merges run before the digests because both change records, and a digest is fresh only
-while no record changed since it was built.
+Merges and the archive change records, so they run before the index check (which is stamped with
+the store's change counter) and the digests (fresh only while no record changed since).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ LOCK_NAME = "consolidate"
 META_LAST_RUN = "consolidate_last_run"
 DEFAULT_BATCH = 1024
 MERGE_REVIEWS_PER_RUN = 20
-STEPS = ("embed", "index", "duplicates", "scores", "archive", "digests")
+STEPS = ("embed", "duplicates", "scores", "archive", "index", "digests")
 
 Progress = Callable[[str], None]
 
@@ -154,13 +154,14 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
     steps: list[tuple[str, Callable[[], bool]]] = []
     if model is not None:
         steps += [("embed", lambda: _embed(db, model, scope, batch_size, clock, report, progress)),
-                  ("index", lambda: _index(db, model, progress)),
                   ("duplicates", lambda: _duplicates(db, model, scope, cfg, judge, clock, report,
                                                      progress))]
     steps += [("scores", lambda: _scores(db, scope, cfg, now, clock, report, progress)),
               ("archive", lambda: _archive(db, scope, cfg, now, batch_size, clock, report,
-                                           progress)),
-              ("digests", lambda: _digests(db, scope, model, cfg, clock, report, progress))]
+                                           progress))]
+    if model is not None:
+        steps.append(("index", lambda: _index(db, model, progress)))
+    steps.append(("digests", lambda: _digests(db, scope, model, cfg, clock, report, progress)))
     for name, work in steps:
         if not step(name, work):
             break
