@@ -41,7 +41,8 @@ def run_one(name: str, script: Path) -> tuple[str, float]:
         return "missing", 0.0
     print(f"\n=== {name}: {script.relative_to(HERE.parent)} ===", flush=True)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=f"agentctx-bench-{name}-") as home:
+    with tempfile.TemporaryDirectory(prefix=f"agentctx-bench-{name}-",
+                                     ignore_cleanup_errors=True) as home:
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("AGENTCTX_")},
                "AGENTCTX_HOME": str(Path(home) / ".agentctx")}
         completed = subprocess.run([sys.executable, str(script)], cwd=HERE.parent, env=env,
