@@ -242,9 +242,9 @@ def render(report: CodingReport) -> str:
     checks = targets(report)
     if checks:
         lines.append("")
-        lines.append("held-out targets (per-turn hook): " + ", ".join(
-            f"{c['metric']} >= {c['goal']:g}: "
-            f"{'met' if c['met'] else 'NOT met'} ({tables.ratio(c['value'])})" for c in checks))
+        lines.append("held-out targets (per-turn hook):")
+        lines.extend(f"  {c['metric']} >= {c['goal']:g}: {'met' if c['met'] else 'NOT met'} "
+                     f"({tables.ratio(c['value'])})" for c in checks)
     return "\n".join(lines)
 
 

@@ -344,6 +344,20 @@ def score(results: Sequence[Result], name: str) -> Score | None:
                  metrics.median(times) if times else None)
 
 
+def targets(results: Sequence[Result]) -> list[dict[str, Any]]:
+    """The issue's targets (set on the 30-answerable-question subset), checked on ``results``."""
+    hook, hybrid, fts5 = (score(results, name) for name in (HOOK, HYBRID, FTS5))
+    checks: list[tuple[str, float | None, float]] = [
+        ("hybrid recall_any@5", hybrid.recall_any[5] if hybrid else None, 0.96),
+        ("hybrid turn recall@10", hybrid.turn_recall[10] if hybrid else None, 0.80),
+        ("hook recall_any@3", hook.recall_any[3] if hook else None, 0.90),
+        ("hook answered@3 minus FTS5 answered@3",
+         float(hook.answered_at_3 - fts5.answered_at_3) if hook and fts5 else None, 1.0)]
+    return [{"metric": metric, "goal": goal, "value": value,
+             "met": value is not None and value >= goal - 1e-9}
+            for metric, value, goal in checks]
+
+
 def _consolidation_line(results: Sequence[Result]) -> str:
     outcomes = sorted({r.consolidation.how for r in results})
     embedded = sum(r.consolidation.embedded for r in results)
@@ -386,6 +400,12 @@ def render(report: LmeReport) -> str:
     if with_turns is not None:
         lines.append(f"turn-level recall over the {with_turns.turn_questions} answerable "
                      "questions that mark has_answer turns")
+    lines.append("targets (set on the 30-question subset):")
+    for check in targets(results):
+        digits = 0 if "minus" in check["metric"] else 3
+        lines.append(f"  {check['metric']} >= {check['goal']:g}: "
+                     f"{'met' if check['met'] else 'NOT met'} "
+                     f"({tables.number(check['value'], digits)})")
     abstentions = [r for r in results if r.question.abstention]
     if abstentions:
         lines += ["", "abstention questions (nothing in the history answers them):"]
@@ -417,7 +437,7 @@ def to_json(report: LmeReport) -> dict[str, Any]:
                           "embedded": sum(r.consolidation.embedded for r in report.results)},
         "hook_settings": report.settings._asdict(), "hook_selection": report.hook_note,
         "hybrid_model": report.hybrid, "hybrid_unavailable": report.hybrid_reason,
-        "configurations": configurations,
+        "configurations": configurations, "targets": targets(report.results),
         "abstention": [{"question_id": r.question.id, "top_relevance": r.top_relevance,
                         "top_cosine": r.top_cosine, "hook_injects": len(r.rankings[HOOK])}
                        for r in report.results if r.question.abstention]}

@@ -145,8 +145,18 @@ class TestRun:
         assert "1 repeated sessions ingested once" in text
         assert "(b) hybrid ctx_search (unavailable)" in text
         assert "q_cat_abs" in text
+        assert "targets (set on the 30-question subset):" in text
         document = longmemeval.to_json(report)
         assert document["cut_turns"] == 1 and document["duplicate_sessions"] == 1
+        checks = {c["metric"]: c for c in document["targets"]}
+        assert checks["hybrid recall_any@5"] == {"metric": "hybrid recall_any@5", "goal": 0.96,
+                                                 "value": None, "met": False}
+        hook = longmemeval.score(report.results, longmemeval.HOOK)
+        assert hook is not None
+        assert checks["hook recall_any@3"]["value"] == hook.recall_any[3]
+        difference = checks["hook answered@3 minus FTS5 answered@3"]
+        assert difference["value"] == hook.answered_at_3 - 2
+        assert difference["met"] is (hook.answered_at_3 >= 3)
         assert document["configurations"]["fts5"]["recall_any"]["@5"] == 1.0
 
     def test_hybrid_with_a_real_model_folder(self, tiny_file: Path,
