@@ -48,9 +48,10 @@ def handle(ctx: HookContext) -> str | None:
     chosen: list[Hit] = []
     if max_records > 0 and prompt.strip():
         seen = sessions.seen(db, session_id)
-        hits = search(db, Query(text=prompt, project_id=project.id,
-                                limit=min(MAX_LIMIT, max_records + len(seen))))
         threshold = cfg.get_float("prompt_min_relevance")
+        hits = search(db, Query(text=prompt, project_id=project.id,
+                                limit=min(MAX_LIMIT, max_records + len(seen)),
+                                min_relevance=threshold))
         chosen = [h for h in hits
                   if h.relevance >= threshold and h.record.id not in seen][:max_records]
     text, shown = compose(chosen, project.name, cfg)

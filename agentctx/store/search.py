@@ -52,6 +52,10 @@ class Query(NamedTuple):
     as_of: str | None = None
     limit: int = 10
     backend: str | None = None  # fts | like | pinned; None reads the ``search`` config knob
+    # The caller keeps only hits at least this relevant (the per-prompt hook's threshold): a
+    # full-text search whose best possible relevance is lower returns [] before its candidate
+    # query. Everything else is unchanged; callers still filter.
+    min_relevance: float = 0.0
 
 
 def search(db: Store, query: Query) -> list[Hit]:
@@ -149,6 +153,13 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     if not present:
         return []
     idf = {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
+    if query.min_relevance > 0:
+        # A hit's relevance is the idf share of the terms it matches, so at most that of the
+        # terms found anywhere: when even that (rounded as relevances are) falls short, no hit
+        # could be kept.
+        reachable = sum(idf[t] for t in present) / sum(idf.values())
+        if round(reachable, 4) < query.min_relevance:
+            return []
     selective = present
     if total >= COMMON_TERM_MIN_RECORDS:
         selective = [t for t in present if df[t] <= COMMON_TERM_SHARE * total] or present
