@@ -191,6 +191,11 @@ def bench_size(size: int, runs: int, workdir: Path) -> dict[str, list[float]]:
     return times
 
 
+def _percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
 def main() -> None:
     """Run the benchmark and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -218,6 +223,11 @@ def main() -> None:
             limit = limits.get(size, limits.get(None))
             if limit is not None and med / base > limit:
                 failures.append(f"{name} at {size:,}: {med / base:.2f}x > {limit}x")
+        print(f"{size:>9,} " + " ".join(f"{c:>17}" for c in cells))
+    print("\n90th percentile wall time (ms): a median hides the slow prompts")
+    print(f"{'records':>9} " + " ".join(f"{n:>17}" for n in names))
+    for size, times in results.items():
+        cells = [f"{_percentile(times[name], 0.9) * 1000:6.1f} ms" for name in names]
         print(f"{size:>9,} " + " ".join(f"{c:>17}" for c in cells))
     print("\ntargets: prompt <= 1.6x at 10K and <= 2.5x at 100K; start-fresh <= 1.4x; "
           "post-tool <= 1.6x; session-end <= 1.6x")

@@ -6,7 +6,8 @@ reaches ``prompt_min_relevance`` are injected, so an unrelated prompt injects no
 stays within ``prompt_tokens`` (≤ 2,000) tokens and ``injection_chars`` (≤ 8,000) characters: a
 record too long for what is left is cut with a ``… ctx_get <id>`` marker. Each injection leaves a
 receipt, counts one access per record, and the prompt — redacted — joins the session's recent
-prompts (consolidation ranks against them). A prompt starting with ``#noctx`` gets nothing.
+prompts (consolidation ranks against them). A prompt starting with ``#noctx`` gets nothing that
+turn: no injection, no receipt, and the prompt is not kept.
 """
 
 from __future__ import annotations
