@@ -28,12 +28,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -94,13 +96,17 @@ def _payload(kind: str, cwd: str, session_id: str, index: int) -> dict[str, obje
             "tool_use_id": f"toolu_{index}", "duration_ms": 800}
 
 
-def _timed(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, bytes]:
+def _timed(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """Wall time, CPU time (user + system, the child only) and stdout of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(cmd, input=stdin, capture_output=True, env=env, check=False)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{cmd} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-    return elapsed, done.stdout
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu, done.stdout
 
 
 def _invalidate_digest(home: Path, project_id: str, flip: int) -> None:
@@ -126,7 +132,8 @@ def _wait_for_finish(home: Path, session_id: str, timeout: float = 300) -> None:
     raise SystemExit(f"the finishing child of {session_id} did not finish in {timeout} s")
 
 
-def bench_size(size: int, runs: int, workdir: Path) -> dict[str, list[float]]:
+def bench_size(size: int, runs: int,
+               workdir: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Build a store of ``size`` records and time every command ``runs`` times, interleaved."""
     home = workdir / f"home-{size}"
     home.mkdir(parents=True)
@@ -147,6 +154,7 @@ def bench_size(size: int, runs: int, workdir: Path) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {k: [] for k in ("baseline", "prompt", "post-tool",
                                                       "start-fresh", "start-inline",
                                                       "baseline-end", "session-end")}
+    cpu: dict[str, list[float]] = {k: [] for k in times}
     injected = {"prompt": 0, "start-fresh": 0, "start-inline": 0}
     for warm in range(3):  # compile bytecode, fill caches; not timed
         for kind, event in (("prompt", "prompt"), ("post-tool", "post-tool"),
@@ -165,21 +173,27 @@ def bench_size(size: int, runs: int, workdir: Path) -> dict[str, list[float]]:
         ]
         for name, cmd, payload in jobs:
             stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            elapsed, out = _timed(cmd, stdin, env)
+            elapsed, used, out = _timed(cmd, stdin, env)
             times[name].append(elapsed)
+            cpu[name].append(used)
             if name in injected and out.strip():
                 injected[name] += 1
         _invalidate_digest(home, project_id, index % 2)
-        elapsed, out = _timed(_command("session-start"),
-                              json.dumps(_payload("start-inline", cwd, session_id + "-i",
-                                                  index)).encode(), env)
+        elapsed, used, out = _timed(_command("session-start"),
+                                    json.dumps(_payload("start-inline", cwd, session_id + "-i",
+                                                        index)).encode(), env)
         times["start-inline"].append(elapsed)
+        cpu["start-inline"].append(used)
         injected["start-inline"] += bool(out.strip())
     for index in range(min(runs, END_RUNS)):
         session_id = f"end-{index}-{uuid.uuid4()}"
-        times["baseline-end"].append(_timed(baseline, b"{}", env)[0])
-        payload = json.dumps(_payload("session-end", cwd, session_id, index)).encode()
-        times["session-end"].append(_timed(_command("session-end"), payload, env)[0])
+        for name, cmd, stdin in (
+                ("baseline-end", baseline, b"{}"),
+                ("session-end", _command("session-end"),
+                 json.dumps(_payload("session-end", cwd, session_id, index)).encode())):
+            elapsed, used, _ = _timed(cmd, stdin, env)
+            times[name].append(elapsed)
+            cpu[name].append(used)
         _wait_for_finish(home, session_id)
     log = home / "logs" / "hooks.log"
     problems = log.read_text(encoding="utf-8").strip() if log.exists() else ""
@@ -188,7 +202,7 @@ def bench_size(size: int, runs: int, workdir: Path) -> dict[str, list[float]]:
           f"start-inline {injected['start-inline']}/{runs}")
     if problems:
         print("hooks.log:\n" + problems)
-    return times
+    return times, cpu
 
 
 def _percentile(values: list[float], share: float) -> float:
@@ -196,41 +210,53 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+NAMES = ["baseline", "prompt", "post-tool", "start-fresh", "start-inline", "session-end"]
+
+
+def _table(title: str, results: dict[int, dict[str, list[float]]],
+           cell: Callable[[str, dict[str, list[float]]], str]) -> None:
+    print(f"\n{title}")
+    print(f"{'records':>9} " + " ".join(f"{n:>17}" for n in NAMES))
+    for size, values in results.items():
+        print(f"{size:>9,} " + " ".join(f"{cell(name, values):>17}" for name in NAMES))
+
+
+def _ratio_cell(name: str, values: dict[str, list[float]]) -> str:
+    base = statistics.median(values["baseline-end" if name == "session-end" else "baseline"])
+    median = statistics.median(values[name])
+    return f"{median * 1000:6.1f} ms {median / base:5.2f}x"
+
+
 def main() -> None:
-    """Run the benchmark and print the table."""
+    """Run the benchmark and print the tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=40)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s]
-    results: dict[int, dict[str, list[float]]] = {}
+    walls: dict[int, dict[str, list[float]]] = {}
+    cpus: dict[int, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="agentctx-bench-") as tmp:
         for size in sizes:
-            results[size] = bench_size(size, args.runs, Path(tmp))
-    print(f"\nmedian wall time (ms) and ratio to the baseline, {args.runs} interleaved runs each "
-          f"(session-end: {min(args.runs, END_RUNS)}, against the baseline of its own loop)")
-    names = ["baseline", "prompt", "post-tool", "start-fresh", "start-inline", "session-end"]
-    print(f"{'records':>9} " + " ".join(f"{n:>17}" for n in names))
+            walls[size], cpus[size] = bench_size(size, args.runs, Path(tmp))
+    _table(f"median wall time (ms) and ratio to the baseline, {args.runs} interleaved runs each "
+           f"(session-end: {min(args.runs, END_RUNS)}, against the baseline of its own loop)",
+           walls, _ratio_cell)
+    _table("90th percentile wall time (ms): a median hides the slow prompts", walls,
+           lambda name, values: f"{_percentile(values[name], 0.9) * 1000:6.1f} ms")
+    _table("median CPU time (user + system, ms) and ratio: steadier than wall time on a busy "
+           "machine", cpus, _ratio_cell)
     failures = []
-    for size, times in results.items():
-        cells = []
-        for name in names:
-            base = statistics.median(times["baseline-end" if name == "session-end" else
-                                           "baseline"])
-            med = statistics.median(times[name])
-            cells.append(f"{med * 1000:6.1f} ms {med / base:5.2f}x")
-            limits = TARGETS.get(name, {})
+    for size, values in walls.items():
+        for name, limits in TARGETS.items():
             limit = limits.get(size, limits.get(None))
-            if limit is not None and med / base > limit:
-                failures.append(f"{name} at {size:,}: {med / base:.2f}x > {limit}x")
-        print(f"{size:>9,} " + " ".join(f"{c:>17}" for c in cells))
-    print("\n90th percentile wall time (ms): a median hides the slow prompts")
-    print(f"{'records':>9} " + " ".join(f"{n:>17}" for n in names))
-    for size, times in results.items():
-        cells = [f"{_percentile(times[name], 0.9) * 1000:6.1f} ms" for name in names]
-        print(f"{size:>9,} " + " ".join(f"{c:>17}" for c in cells))
-    print("\ntargets: prompt <= 1.6x at 10K and <= 2.5x at 100K; start-fresh <= 1.4x; "
-          "post-tool <= 1.6x; session-end <= 1.6x")
+            base = statistics.median(values["baseline-end" if name == "session-end" else
+                                            "baseline"])
+            ratio = statistics.median(values[name]) / base
+            if limit is not None and ratio > limit:
+                failures.append(f"{name} at {size:,}: {ratio:.2f}x > {limit}x")
+    print("\ntargets (wall time): prompt <= 1.6x at 10K and <= 2.5x at 100K; start-fresh <= "
+          "1.4x; post-tool <= 1.6x; session-end <= 1.6x")
     print("result: " + ("all targets met" if not failures else "MISSED: " + "; ".join(failures)))
 
 
