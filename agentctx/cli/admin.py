@@ -64,13 +64,8 @@ def _consolidation_lists(db: Store, project_id: str) -> dict[str, Any]:
         from agentctx.consolidate import candidates
     except ImportError:
         return {}
-    lists: dict[str, Any] = {}
-    for name in ("merge_candidates", "prune_candidates"):
-        finder = getattr(candidates, name, None)
-        if finder is not None:
-            lists[name] = [item._asdict() if hasattr(item, "_asdict") else item
-                           for item in finder(db, project_id)]
-    return lists
+    return {"merge_candidates": candidates.merge_candidates(db, project_id),
+            "prune_candidates": candidates.prune_candidates(db, project_id)}
 
 
 def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
@@ -79,6 +74,9 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
         current = current_project(db, project)
         data = _status_data(db, current)
     if json_out:
+        for key in ("merge_candidates", "prune_candidates"):
+            if key in data:
+                data[key] = [item._asdict() for item in data[key]]
         print_json(data)
         return
     store = data["store"]

@@ -102,9 +102,9 @@ def edit(
         if not record.current:
             fail(f"{record.id} is no longer current; edit its successor instead")
         if title is None and body is None and confidence is None:
-            from agentctx.cli.records import _edit_in_editor
+            from agentctx.cli.records import edit_in_editor
 
-            title, body = _edit_in_editor(record.title, record.body, record.id)
+            title, body = edit_in_editor(record.title, record.body, record.id)
             if title == record.title and body == record.body:
                 typer.echo("no change")
                 return

@@ -165,7 +165,7 @@ def edit(
     with open_store() as db:
         record = rec.get(db, record_id)
         if title is None and body is None:
-            title, body = _edit_in_editor(record.title, record.body, record.id)
+            title, body = edit_in_editor(record.title, record.body, record.id)
             if title == record.title and body == record.body:
                 typer.echo("no change")
                 return
@@ -174,7 +174,7 @@ def edit(
         typer.echo(f"updated {updated.id}")
 
 
-def _edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
+def edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
     if not editor:
         fail("no $EDITOR set; pass --title and/or --body instead")

@@ -353,6 +353,9 @@ def supersede(db: Store, old_ref: str, successor: Draft | str, rationale: str, *
     with db.write():
         old = get(db, old_ref)
         if old.superseded_at is not None:
+            if old.superseded_by is None:
+                raise AlreadySuperseded(f"record {old.id} was retired on {old.superseded_at[:10]} "
+                                        "and is no longer current; record a new fact instead")
             raise AlreadySuperseded(
                 f"record {old.id} was already superseded by {old.superseded_by} on "
                 f"{old.superseded_at[:10]}; supersede that record instead")
