@@ -8,8 +8,8 @@ Sections, in this order:
    worktrees share it), from the current ``handover`` record keyed ``worktree:<path>``.
 4. **Developer preferences** — global preferences with confidence ``reinforced`` or ``explicit``,
    within the ``profile_tokens`` knob.
-5. **CLAUDE.md drift** — one line, only when at least :data:`DRIFT_MIN_RECORDS` records have a
-   ``claudemd_drift_score`` above :data:`DRIFT_THRESHOLD`.
+5. **CLAUDE.md drift** — one line, only when at least :data:`DRIFT_MIN_RECORDS` current decisions
+   or conventions have a ``claudemd_drift_score`` above :data:`DRIFT_THRESHOLD` (seed ADR-013).
 6. One line on what ``ctx_search`` can find, then the closing fence.
 
 The whole served text is at most ``session_start_tokens`` (≤ 1,500) tokens and ``injection_chars``
@@ -21,8 +21,9 @@ API — consolidation pre-computes the digest, session-start serves it:
 ``build(db, project, *, rank=None, cfg=None) -> Built``
     The project's digest without the handover (a :data:`HANDOVER_TOKENS` slice stays free for it).
     ``rank(section, records) -> records`` reorders the candidates of a section — ``"profile"``,
-    ``"decisions"`` (every pinned decision or convention plus the :data:`RANK_CANDIDATES` most
-    recent) or ``"preferences"``; it may drop records but never adds any. Without it the order is
+    ``"decisions"`` (the current decisions and conventions, pinned ones first, then the most
+    recent, :data:`RANK_CANDIDATES` in all) or ``"preferences"``; it may drop records but never
+    adds any. Without it the order is
     pinned first, then confidence (explicit, reinforced, inferred), then the most recent.
 ``refresh(db, project, *, rank=None, builder="inline", cfg=None) -> Built``
     :func:`build`, then store it with :func:`agentctx.store.digests.save`, stamped with the change
@@ -64,7 +65,7 @@ PROFILE_TOKENS = 200
 HANDOVER_TOKENS = 400
 DRIFT_THRESHOLD = 0.5
 DRIFT_MIN_RECORDS = 2
-# Candidates read for the decisions section: every pinned one plus the most recent ones.
+# Candidates read for the decisions section: pinned ones first, then the most recent ones.
 DEFAULT_CANDIDATES = 100
 RANK_CANDIDATES = 500
 SNIPPET_CHARS = {PROFILE: 0, DECISIONS: 140, PREFERENCES: 100}
@@ -121,13 +122,10 @@ def _profile(db: Store, project: Project) -> list[Record]:
 
 
 def _decisions(db: Store, project: Project, many: bool) -> list[Record]:
-    types = ("decision", "convention")
-    pinned = records.list_records(db, project_id=project.id, types=types, pinned_only=True)
-    recent = records.list_records(db, project_id=project.id, types=types,
-                                  limit=RANK_CANDIDATES if many else DEFAULT_CANDIDATES)
-    by_id = {r.id: r for r in pinned}
-    by_id.update((r.id, r) for r in recent)
-    return default_order(list(by_id.values()))
+    found = records.list_records(db, project_id=project.id, types=("decision", "convention"),
+                                 pinned_first=True,
+                                 limit=RANK_CANDIDATES if many else DEFAULT_CANDIDATES)
+    return default_order(found)
 
 
 def _preferences(db: Store) -> list[Record]:
@@ -221,8 +219,8 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     # What the body may use: the budget minus head, foot, their separators and the handover slice.
     room = char_limit(max_tokens, max_chars) - len(head) - len(foot) - 1 - handover_reserve
 
-    profile_items = [render.item_line(r, SNIPPET_CHARS[PROFILE])
-                     for r in _apply(rank, PROFILE, _profile(db, project))]
+    profile_records = _apply(rank, PROFILE, _profile(db, project))
+    profile_items = [render.item_line(r, SNIPPET_CHARS[PROFILE]) for r in profile_records]
     profile = _section(PROFILE, profile_items, min(room, char_limit(PROFILE_TOKENS, max_chars)))
     room -= _size(profile)
 
@@ -237,8 +235,9 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     drifted = drift_count(db, project.id, DRIFT_THRESHOLD)
     drift: list[str] = []
     if drifted >= DRIFT_MIN_RECORDS:
-        drift = _section(DRIFT, [f"- {drifted} records differ from what CLAUDE.md says; "
-                                 "ctx_sync_claudemd lists the proposed CLAUDE.md changes."], room)
+        drift = _section(DRIFT, [f"- {drifted} decisions and conventions recorded here are not "
+                                 "reflected in CLAUDE.md; 'agentctx sync' (or ctx_sync_claudemd) "
+                                 "proposes the CLAUDE.md changes."], room)
         room -= _size(drift)
 
     decision_items = [render.item_line(r, SNIPPET_CHARS[DECISIONS])
@@ -246,7 +245,9 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     decisions = _section(DECISIONS, decision_items, room)
 
     body = [*profile, *decisions, *preferences, *drift]
-    if not body and not total:
+    # A folder whose only fact is its own name (nothing recorded, nothing detected) gets nothing.
+    name_only = all(r.key == "name" for r in profile_records)
+    if not (decisions or preferences or drift) and name_only and total <= len(profile_records):
         return EMPTY
     text = assemble(head, body, foot, max_tokens,
                     min(max_chars, char_limit(max_tokens, max_chars) - handover_reserve))

@@ -81,7 +81,8 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
     assert "Billing migration" not in built.text
     served = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
     assert _headers(served.text) == ORDER
-    assert "2 records differ from what CLAUDE.md says" in served.text
+    assert "2 decisions and conventions recorded here are not reflected in CLAUDE.md" in (
+        served.text)
     assert decision.id in served.record_ids and served.stored is False
     assert served.text.splitlines()[-2].startswith(
         "ctx_search finds the project's 7 current records (3 decisions, 1 convention, "

@@ -12,7 +12,7 @@ import time
 
 from agentctx import config
 from agentctx.store.db import Store
-from agentctx.store.projects import Resolved
+from agentctx.store.projects import Resolved, resolve
 
 LOG_NAME = "hooks.log"
 # Longest message kept in one log line (a traceback-free summary, never a payload dump).
@@ -68,9 +68,7 @@ class HookContext:
     def resolved(self) -> Resolved:
         """The project and worktree of the payload's ``cwd``."""
         if self._resolved is None:
-            from agentctx.store import projects
-
-            self._resolved = projects.resolve(self.store(), self.cwd)
+            self._resolved = resolve(self.store(), self.cwd)
         return self._resolved
 
     def close(self) -> None:

@@ -91,7 +91,7 @@ def _read_stdin() -> bytes:
         stream = sys.stdin.buffer if sys.stdin is not None else None
     except AttributeError:
         return b""
-    if stream is None:
+    if stream is None or stream.isatty():  # run by hand in a terminal: there is no payload
         return b""
     return stream.read()
 

@@ -137,8 +137,11 @@ def list_records(db: Store, *, project_id: str | None = None, types: Sequence[st
                  include_global: bool = False, include_superseded: bool = False,
                  pinned_only: bool = False, session_id: str | None = None,
                  limit: int | None = None, offset: int = 0, oldest_first: bool = False,
-                 ) -> list[Record]:
-    """Records filtered by project, types and state, newest ``valid_from`` first by default."""
+                 pinned_first: bool = False) -> list[Record]:
+    """Records filtered by project, types and state, newest ``valid_from`` first by default.
+
+    ``pinned_first`` puts pinned records ahead of the rest (each group in date order).
+    """
     where: list[str] = []
     params: list[object] = []
     if project_id is not None:
@@ -161,7 +164,8 @@ def list_records(db: Store, *, project_id: str | None = None, types: Sequence[st
     sql = f"SELECT {COLUMNS} FROM records"
     if where:
         sql += " WHERE " + " AND ".join(where)
-    sql += f" ORDER BY valid_from {'ASC' if oldest_first else 'DESC'}, pk"
+    sql += (f" ORDER BY {'pinned DESC, ' if pinned_first else ''}"
+            f"valid_from {'ASC' if oldest_first else 'DESC'}, pk")
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
         params.extend([limit, offset])

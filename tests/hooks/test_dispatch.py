@@ -8,7 +8,11 @@ object, and every problem leaves exactly one line in ``<home>/logs/hooks.log``.
 from __future__ import annotations
 
 import json
+import os
+import pty
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -234,3 +238,16 @@ def test_fuzzed_bytes_never_break_the_contract(event: str, raw: bytes,
 
 def test_session_id_matches_the_real_payloads() -> None:
     assert {p["session_id"] for name in ALL_EVENTS for p in payloads(name)} == {SESSION}
+
+
+def test_run_by_hand_in_a_terminal_does_not_wait(hook_log: Callable[[], list[str]]) -> None:
+    """With a terminal on stdin (no payload piped in) the hook returns at once."""
+    leader, follower = pty.openpty()
+    try:
+        done = subprocess.run([sys.executable, "-m", "agentctx", "hook", "session-start"],
+                              stdin=follower, capture_output=True, timeout=30, check=False)
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert done.returncode == 0 and done.stdout == b""
+    assert len(hook_log()) == 1 and "no JSON payload" in hook_log()[0]
