@@ -70,6 +70,9 @@ DEFAULT_CANDIDATES = 100
 RANK_CANDIDATES = 500
 SNIPPET_CHARS = {PROFILE: 0, DECISIONS: 140, PREFERENCES: 100}
 _CONFIDENCE_ORDER = {"explicit": 0, "reinforced": 1, "inferred": 2}
+_PLURALS = (("decision", "decisions"), ("convention", "conventions"), ("bugfix", "bugfixes"),
+            ("discovery", "discoveries"), ("preference", "preferences"),
+            ("handover", "handovers"), ("profile", "profiles"))
 
 
 class Built(NamedTuple):
@@ -194,8 +197,8 @@ def _search_line(db: Store, project: Project) -> tuple[str, int]:
     if not total:
         return ("ctx_search finds recorded decisions, conventions, bugfixes and discoveries by "
                 "words or file; none are recorded for this project yet."), 0
-    order = ("decision", "convention", "bugfix", "discovery", "preference", "handover", "profile")
-    parts = [f"{counts[t]} {t}{'s' if counts[t] != 1 else ''}" for t in order if t in counts]
+    parts = [f"{counts[t]} {t if counts[t] == 1 else plural}" for t, plural in _PLURALS
+             if t in counts]
     return (f"ctx_search finds the project's {total} current records ({', '.join(parts)}) by "
             "words or file; ctx_get <id> returns one in full."), total
 

@@ -87,8 +87,13 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
     assert served.text.splitlines()[-2].startswith(
         "ctx_search finds the project's 7 current records (3 decisions, 1 convention, "
         "1 handover, 2 profiles)")
+    for n in range(2):
+        _add(db, "discovery", f"Found {n}")
+        _add(db, "bugfix", f"Fixed {n}")
+    assert "(3 decisions, 1 convention, 2 bugfixes, 2 discoveries, 1 handover, 2 profiles)" in (
+        digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg()).text)
     other = digest.serve(db, PROJECT, WORKTREES[1], cfg=_cfg())
-    assert "Billing migration" not in other.text and other.stored is True
+    assert "Billing migration" not in other.text and other.stored is True  # nothing changed
 
 
 def test_one_drifted_record_gives_no_drift_note(db: Store) -> None:
