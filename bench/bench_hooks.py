@@ -20,7 +20,8 @@ Bytecode: the environment may set ``PYTHONDONTWRITEBYTECODE`` (then every run re
 module, which no installed copy does); the runs use a private ``PYTHONPYCACHEPREFIX`` instead,
 warmed up before timing, for the baseline and the hooks alike.
 
-Usage: ``.venv/bin/python bench/bench_hooks.py [--sizes 1000,10000,100000] [--runs 40]``
+Usage: ``.venv/bin/python bench/bench_hooks.py [--sizes 1000,10000,100000] [--runs 40]
+[--knob prompt_min_relevance=0.3]``
 """
 
 from __future__ import annotations
@@ -132,8 +133,8 @@ def _wait_for_finish(home: Path, session_id: str, timeout: float = 300) -> None:
     raise SystemExit(f"the finishing child of {session_id} did not finish in {timeout} s")
 
 
-def bench_size(size: int, runs: int,
-               workdir: Path) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def bench_size(size: int, runs: int, workdir: Path, knobs: dict[str, str] | None = None,
+               ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Build a store of ``size`` records and time every command ``runs`` times, interleaved."""
     home = workdir / f"home-{size}"
     home.mkdir(parents=True)
@@ -150,6 +151,7 @@ def bench_size(size: int, runs: int,
            if not k.startswith("AGENTCTX_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(AGENTCTX_HOME=str(home), PYTHONPYCACHEPREFIX=str(workdir / "pycache"),
                AGENTCTX_LLM="off", AGENTCTX_EMBEDDINGS="off")
+    env.update({f"AGENTCTX_{key.upper()}": value for key, value in (knobs or {}).items()})
     baseline = [sys.executable, "-c", "import sqlite3, json"]
     times: dict[str, list[float]] = {k: [] for k in ("baseline", "prompt", "post-tool",
                                                       "start-fresh", "start-inline",
@@ -232,13 +234,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=40)
+    parser.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
+                        help="a configuration knob for the hooks, e.g. prompt_min_relevance=0.3")
     args = parser.parse_args()
+    knobs = dict(item.split("=", 1) for item in args.knob)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     walls: dict[int, dict[str, list[float]]] = {}
     cpus: dict[int, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="agentctx-bench-") as tmp:
         for size in sizes:
-            walls[size], cpus[size] = bench_size(size, args.runs, Path(tmp))
+            walls[size], cpus[size] = bench_size(size, args.runs, Path(tmp), knobs)
     _table(f"median wall time (ms) and ratio to the baseline, {args.runs} interleaved runs each "
            f"(session-end: {min(args.runs, END_RUNS)}, against the baseline of its own loop)",
            walls, _ratio_cell)
