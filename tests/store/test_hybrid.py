@@ -136,8 +136,8 @@ def test_vector_candidates_pass_the_same_filters(db: Store, model: TinyModel) ->
 
 
 def test_superseded_records_return_only_as_of_their_time(db: Store, model: TinyModel) -> None:
-    old = records.list_records(db, project_id=APP, types=("decision",))[-1]
-    assert old.title == "Use sqlite with WAL for the local store"
+    [old] = [r for r in records.list_records(db, project_id=APP, types=("decision",))
+             if r.title == "Use sqlite with WAL for the local store"]
     before = records.supersede(db, old.id, Draft(type="", title="", body="Rollback journal."),
                                "WAL is unsafe on the network share")
     embed_all(db, model)
