@@ -6,7 +6,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
 
-.PHONY: demo test lint typecheck unit bench clean
+# The vec0 path needs an interpreter whose sqlite3 can load extensions (Debian's python3 can;
+# pyenv builds and macOS system Python cannot, and run the exact numpy fallback instead).
+VEC_PYTHON ?= /usr/bin/python3
+VEC_VENV   ?= .venv-vec
+# The smoke run uses the newest Python 3.11+ on the machine.
+SMOKE_PYTHON ?= $(shell for p in $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.*/bin/python 2>/dev/null | sort -V -r) $$(command -v python3.14 python3.13 python3.12 python3 2>/dev/null); do "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo "$$p"; break; }; done)
+SMOKE_VENV   ?= .build/smoke
+
+.PHONY: demo test lint typecheck unit test-vec0 smoke ci bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("agentctx needs Python 3.11 or newer; found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -33,8 +41,27 @@ unit: $(VENV)/.installed-dev
 
 test: lint typecheck unit
 
+# The vector tests again, on the sqlite-vec vec0 path (they fail, not skip, if vec0 cannot load).
+test-vec0:
+	$(VEC_PYTHON) -m venv --help >/dev/null 2>&1 || apt-get install -y -q python3-venv
+	test -x $(VEC_VENV)/bin/python || $(VEC_PYTHON) -m venv $(VEC_VENV)
+	$(VEC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VEC_VENV)/bin/python -m pip install --quiet -e '.[dev]'
+	AGENTCTX_TEST_VEC0=require $(VEC_VENV)/bin/pytest -q tests/store/test_vectors.py tests/consolidate
+
+# Install and run the fast core of the suite on the newest Python the machine has.
+smoke:
+	test -n "$(SMOKE_PYTHON)" || { echo "no Python 3.11+ found for the smoke run"; exit 1; }
+	test -x $(SMOKE_VENV)/bin/python || $(SMOKE_PYTHON) -m venv $(SMOKE_VENV)
+	$(SMOKE_VENV)/bin/python -m pip install --quiet -e '.[dev]'
+	$(SMOKE_VENV)/bin/agentctx --version
+	$(SMOKE_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/store tests/hooks tests/server tests/cli tests/install
+
+# What CI runs: the whole suite, the vec0 path and the newest-Python smoke run.
+ci: test test-vec0 smoke
+
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(VEC_VENV) .build .pytest_cache .mypy_cache .ruff_cache
