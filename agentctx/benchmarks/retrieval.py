@@ -1,12 +1,9 @@
 """The configurations under test, each calling the code the product runs — never a second search.
 
-* **per-turn hook** — what ``UserPromptSubmit`` injects: the store's one search for the prompt,
-  cut to ``prompt_records`` hits (nothing is "already seen" in a fresh session), the hits whose
-  relevance reaches ``prompt_min_relevance``, composed within the per-prompt budget by the hook's
-  own :func:`agentctx.hooks.prompt.compose`. The hook does not expose its selection as a
-  side-effect-free function (``handle`` also writes receipts and access counts), so the selection
-  steps are repeated here with the same knobs, in the same order; :data:`HOOK_SELECTION` says so
-  in every report.
+* **per-turn hook** — what ``UserPromptSubmit`` injects in a fresh session: the hook's own
+  side-effect-free :func:`agentctx.hooks.prompt.select` (the store's one search, the
+  ``prompt_records`` cut and the ``prompt_min_relevance`` threshold) and
+  :func:`agentctx.hooks.prompt.compose` (the per-prompt budget).
 * **keyword search** — :func:`agentctx.store.search.search` as ``ctx_search`` calls it when no
   vectors are available.
 * **hybrid** — :func:`agentctx.store.hybrid.hybrid_search` with the vector side the MCP server
@@ -26,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agentctx import budget, config
+from agentctx.consolidate.embed import query_text
 from agentctx.store.db import Store
 from agentctx.store.models import Hit
 from agentctx.store.search import Query, search
@@ -38,11 +36,8 @@ T = TypeVar("T")
 # Benchmark stores keep every superseded version (nothing ages into the archive).
 OVERRIDES = {"AGENTCTX_ARCHIVE_AFTER_DAYS": "36500"}
 CONSOLIDATE_TIME_LIMIT_S = 600
-HOOK_SELECTION = ("search + prompt_records cut + prompt_min_relevance threshold, composed by "
-                  "agentctx.hooks.prompt.compose (the hook has no side-effect-free selection "
-                  "function)")
-HOOK_SELECTION_FALLBACK = ("search + prompt_records cut + prompt_min_relevance threshold, packed "
-                           "with agentctx.budget.pack (agentctx.hooks.prompt is unavailable: {})")
+HOOK_SELECTION = ("agentctx.hooks.prompt.select then compose: the hook's own selection and "
+                  "composition, without its receipts")
 
 
 class HookSettings(NamedTuple):
@@ -76,37 +71,18 @@ class Injection(NamedTuple):
     tokens: int
 
 
-def _hook_composer() -> tuple[Callable[..., tuple[str, list[Hit]]] | None, str]:
-    try:
-        from agentctx.hooks.prompt import compose
-    except Exception as exc:  # any import failure means "measure without the hook's composer"
-        return None, HOOK_SELECTION_FALLBACK.format(f"{type(exc).__name__}: {exc}")
-    return compose, HOOK_SELECTION
-
-
 def hook_selection_note() -> str:
     """How the per-turn hook configuration selects and composes (for reports)."""
-    return _hook_composer()[1]
+    return HOOK_SELECTION
 
 
 def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
                    cfg: config.Config) -> Injection:
-    """The records (and text) the per-prompt hook would inject for ``prompt`` in a new session."""
-    knobs = hook_settings(cfg)
-    chosen: list[Hit] = []
-    if knobs.max_records > 0 and prompt.strip():
-        hits = search(db, Query(text=prompt, project_id=project_id, limit=knobs.max_records))
-        chosen = [h for h in hits if h.relevance >= knobs.min_relevance][:knobs.max_records]
-    if not chosen:
-        return Injection([], "", 0)
-    compose, _ = _hook_composer()
-    if compose is not None:
-        text, shown = compose(chosen, project_name, cfg)
-    else:
-        packed = budget.pack([f"- {h.record.type} · {h.record.title}\n  {h.record.body}"
-                              for h in chosen], max_tokens=knobs.max_tokens,
-                             max_chars=knobs.max_chars, header=f"[agentctx: {project_name}]")
-        text, shown = packed.text, chosen[:packed.kept]
+    """The records (and text) the per-prompt hook would inject for ``prompt`` in a new session:
+    the hook's own side-effect-free ``select`` and ``compose``."""
+    from agentctx.hooks.prompt import compose, select
+
+    text, shown = compose(select(db, project_id, prompt, cfg), project_name, cfg)
     return Injection(list(shown), text, budget.estimate_tokens(text) if text else 0)
 
 
@@ -248,7 +224,7 @@ class HybridSearcher:
 
         query = Query(text=text, project_id=project_id, limit=limit,
                       include_superseded=include_superseded)
-        vector = self.model.encode([text])[0]
+        vector = self.model.encode([query_text(text)])[0]
         projects = project_scope(project_id, True)
         index = self.index
 
@@ -262,6 +238,6 @@ class HybridSearcher:
         """The best cosine between ``text`` and any record of the project (``None``: no vectors)."""
         from agentctx.store.hybrid import project_scope
 
-        vector = self.model.encode([text])[0]
+        vector = self.model.encode([query_text(text)])[0]
         found = self.index.nearest(vector, project_ids=project_scope(project_id, True), limit=1)
         return found[0][1] if found else None

@@ -85,11 +85,33 @@ class EmbeddingModel:
         return f"EmbeddingModel({self.name!r}, dim={self.dim})"
 
 
+# Bumped whenever embedding_text changes: stored vectors of another format are re-embedded.
+EMBED_TEXT_FORMAT = 2
+
+
 def embedding_text(type_: str, valid_from: str, project: str, title: str, body: str) -> str:
-    """The text embedded for a record: ``[type] [date] [project] title`` and the body."""
-    head = f"[{type_}] [{valid_from[:10]}] [{project}] {title}".strip()
+    """The text embedded for a record: ``[type] title`` and the body.
+
+    The date and project name are left out (``valid_from`` and ``project`` are accepted for
+    callers and future formats): a static model averages its token vectors, and those tokens
+    pulled every record towards every other. Measured on LongMemEval, vector-only turn recall@10
+    rose from 0.64 to 0.72 without them.
+    """
+    head = f"[{type_}] {title}".strip()
     body = body.strip()
     return f"{head}\n{body}" if body else head
+
+
+def query_text(text: str) -> str:
+    """What to embed for a search: the query's terms without stop words (the whole text if none).
+
+    A static model averages token vectors, so "I was wondering what we decided about" would pull
+    every query towards every other; the terms alone carry the topic.
+    """
+    from agentctx.store.textproc import query_terms
+
+    terms = query_terms(text)
+    return " ".join(terms) if terms else text
 
 
 def models_dir() -> Path:

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from agentctx.consolidate.embed import query_text
 from agentctx.store import search as store_search
 from agentctx.store import sessions, vectors
 from agentctx.store.db import Store
@@ -41,8 +42,8 @@ class PromptRanker:
         self.prompts = [p for p in prompts if p.strip()]
         self.model = model
         self.keyword = self._keyword_strength()
-        self._prompt_vectors = (model.encode(self.prompts) if model is not None and self.prompts
-                                else None)
+        self._prompt_vectors = (model.encode([query_text(p) for p in self.prompts])
+                                if model is not None and self.prompts else None)
 
     def _keyword_strength(self) -> dict[int, float]:
         strength: dict[int, float] = {}

@@ -174,10 +174,11 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
 def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
            clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.embed import embedding_text
+    from agentctx.consolidate.embed import EMBED_TEXT_FORMAT, embedding_text
 
     with db.write():
-        requeued = vectors.requeue_other_models(db, model.name)
+        requeued = vectors.requeue_other_format(db, EMBED_TEXT_FORMAT)
+        requeued += vectors.requeue_other_models(db, model.name)
     if requeued:
         progress(f"re-embedding {requeued} records for model {model.name}")
     total = vectors.count_pending(db, scope)

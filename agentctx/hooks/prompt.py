@@ -12,13 +12,14 @@ turn: no injection, no receipt, and the prompt is not kept.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from agentctx import config
 from agentctx.budget import char_limit, estimate_tokens, pack, truncate
 from agentctx.hooks import render
 from agentctx.hooks.common import HookContext
 from agentctx.store import records, sessions
+from agentctx.store.db import Store
 from agentctx.store.ids import now_iso
 from agentctx.store.models import Hit
 from agentctx.store.search import MAX_LIMIT, Query, search
@@ -45,16 +46,7 @@ def handle(ctx: HookContext) -> str | None:
         return None
     session_id = ctx.session_id
     cfg = ctx.cfg
-    max_records = min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS)
-    chosen: list[Hit] = []
-    if max_records > 0 and prompt.strip():
-        seen = sessions.seen(db, session_id)
-        threshold = cfg.get_float("prompt_min_relevance")
-        hits = search(db, Query(text=prompt, project_id=project.id,
-                                limit=min(MAX_LIMIT, max_records + len(seen)),
-                                min_relevance=threshold))
-        chosen = [h for h in hits
-                  if h.relevance >= threshold and h.record.id not in seen][:max_records]
+    chosen = select(db, project.id, prompt, cfg, seen=sessions.seen(db, session_id))
     text, shown = compose(chosen, project.name, cfg)
     keep = cfg.get_int("recent_prompts")
     with db.write():
@@ -76,6 +68,23 @@ def handle(ctx: HookContext) -> str | None:
     return text or None
 
 
+def select(db: Store, project_id: str, prompt: str, cfg: config.Config,
+           seen: Collection[str] = ()) -> list[Hit]:
+    """The records to inject for ``prompt``: no side effects, so benchmarks measure exactly this.
+
+    The store's one search; records in ``seen`` left out; at most ``prompt_records`` hits whose
+    relevance reaches ``prompt_min_relevance``.
+    """
+    max_records = min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS)
+    if max_records <= 0 or not prompt.strip():
+        return []
+    threshold = cfg.get_float("prompt_min_relevance")
+    hits = search(db, Query(text=prompt, project_id=project_id,
+                            limit=min(MAX_LIMIT, max_records + len(seen)),
+                            min_relevance=threshold))
+    return [h for h in hits if h.relevance >= threshold and h.record.id not in seen][:max_records]
+
+
 def compose(hits: Sequence[Hit], project_name: str,
             cfg: config.Config | None = None) -> tuple[str, list[Hit]]:
     """The fenced injection for ``hits`` within the per-prompt budget, and the hits it shows.
@@ -95,7 +104,7 @@ def compose(hits: Sequence[Hit], project_name: str,
     entries: list[str] = []
     shown: list[Hit] = []
     for hit in hits:
-        entry = render.item_block(hit.record)
+        entry = render.item_block(hit.record, replaces=hit.via)
         room = limit - used - 1
         if len(entry) > room:
             marker = f" … ctx_get {hit.record.id}"

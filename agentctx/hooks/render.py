@@ -71,13 +71,20 @@ def item_line(record: Record, snippet_chars: int) -> str:
     return line
 
 
-def item_block(record: Record) -> str:
-    """A full entry: the head, then the body indented by two spaces."""
+def item_block(record: Record, replaces: str | None = None) -> str:
+    """A full entry: the head, then the body indented by two spaces.
+
+    ``replaces`` names a superseded record whose match surfaced this one; the entry says so, so
+    the reader knows the older fact no longer holds.
+    """
+    head = item_head(record)
+    if replaces:
+        head += f"\n  (in force since {record.valid_from[:10]}; replaces [{replaces}])"
     body = clean(record.body).strip()
     if not body:
-        return item_head(record)
+        return head
     indented = "\n".join("  " + line if line.strip() else "" for line in body.splitlines())
-    return item_head(record) + "\n" + indented
+    return head + "\n" + indented
 
 
 def ids_in(text: str) -> list[str]:

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 import anyio
 
 from agentctx.config import Config
+from agentctx.consolidate.embed import query_text
 from agentctx.store.db import Store
 from agentctx.store.hybrid import VectorIndex, VectorSide, fingerprint, project_scope
 from agentctx.store.search import Query
@@ -114,7 +115,7 @@ class Semantic:
             model, index = self._model, self._index
         if model is None or index is None or len(index) == 0:
             return None
-        vector = model.encode([query.text])[0]
+        vector = model.encode([query_text(query.text)])[0]
         projects = project_scope(query.project_id, query.include_global)
         history = query.include_superseded or query.as_of is not None
 

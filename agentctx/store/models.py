@@ -87,6 +87,7 @@ class Hit(NamedTuple):
     rank: float  # higher is better; comparable within one search only
     relevance: float  # 0-1: IDF-weighted share of the query's terms the record matches
     matched: tuple[str, ...]  # query terms found in the record
+    via: str | None = None  # id of a superseded record whose match surfaced this current one
 
 
 class Edge(NamedTuple):

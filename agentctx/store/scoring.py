@@ -43,7 +43,22 @@ CONFIDENCE_WEIGHT: dict[str, float] = {"explicit": 1.0, "reinforced": 1.0, "infe
 SUPERSEDED_WEIGHT = 0.5
 
 # BM25 column weights: title, body, project_id (the last is a filter column only).
-BM25_WEIGHTS = (2.0, 1.0, 0.0)
+BM25_WEIGHTS = (1.5, 1.0, 0.0)
+
+# Chain-aware ranking: a superseded record that matches a query surfaces the record now in force
+# in its place, at this share of its own score and relevance ("still on nose?" answers with
+# what replaced nose). A superseded record shown on request always ranks below its successor.
+VIA_WEIGHT = 0.9
+
+# Relevance is the IDF-weighted share of the query's terms a record matches. A query word that no
+# record contains weighs a multiple of the rarest possible term's IDF: a lot when it is not a
+# frequent English word (a topic the store knows nothing about), little when it is (phrasing).
+# Tuned on the coding benchmark's tuning prompts and the LongMemEval subset (see bench/).
+ABSENT_TERM_WEIGHT = 3.0
+ABSENT_COMMON_WEIGHT = 0.1
+# A matched word that is frequent in English ("set", "fix", "run") is weaker evidence of topic
+# than its rarity in the store suggests: its IDF counts at this share in relevance.
+PRESENT_COMMON_WEIGHT = 0.7
 
 
 def age_days(valid_from: str, now: datetime | None = None) -> float:

@@ -4,7 +4,15 @@ FTS5 BM25 (porter, unicode61) over title and body with OR semantics over the que
 words dropped, every term quoted so no input is read as FTS syntax), a fixed candidate pool (so the
 top 5 of a 10-hit search equal a 5-hit search), then a rerank: BM25 × type weight × recency ×
 confidence, pinned first. Each hit carries a 0–1 relevance — the IDF-weighted share of the query's
-terms it matches — which the per-prompt hook thresholds so an unrelated prompt injects nothing.
+terms it matches — which the per-prompt hook thresholds so an unrelated prompt injects nothing. A
+query word no record contains still weighs in: little when it is a frequent English word (likely
+phrasing: "suite", "stuck"), a lot when it is not (likely a topic the store knows nothing about:
+"storybook", "gdpr").
+
+Changed facts are ranked by their chains: a superseded record that matches surfaces the record now
+in force in its place (the hit's ``via``), and when superseded records are shown on request they
+rank just below their successor. A prompt phrased as "where did we leave off" brings the latest
+handovers (an intent prior).
 
 Degradation ladder: FTS5 → a LIKE scan (FTS5 missing, or ``search = like``) → pinned records only
 (``search = pinned``, or when the scan itself fails).
@@ -22,10 +30,14 @@ from agentctx.store.db import Store
 from agentctx.store.ids import normalize_time
 from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
 from agentctx.store.scoring import (
+    ABSENT_COMMON_WEIGHT,
+    ABSENT_TERM_WEIGHT,
     BM25_WEIGHTS,
     CONFIDENCE_WEIGHT,
+    PRESENT_COMMON_WEIGHT,
     SUPERSEDED_WEIGHT,
     TYPE_WEIGHT,
+    VIA_WEIGHT,
     age_days,
     recency,
 )
@@ -33,9 +45,13 @@ from agentctx.store.textproc import fts_phrase, query_terms
 
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
-# In a large store, a term found in more than this share of records is matched but not used to
-# select candidates (it would pull in half the store for almost no BM25 weight).
-COMMON_TERM_SHARE = 0.5
+# Superseded matches followed to their successors (the strongest ones; the rest rank too low).
+LIFT_POOL = 40
+# In a large store (COMMON_TERM_MIN_RECORDS and more), candidates are selected by the query's
+# rarest terms whose postings together stay under this share of the store; the other terms still
+# count in relevance. A term in a fifth of all records adds almost no BM25 weight but costs reading
+# a fifth of the index.
+POSTINGS_SHARE = 0.2
 COMMON_TERM_MIN_RECORDS = 2000
 
 
@@ -97,8 +113,11 @@ def _projects(query: Query) -> list[str]:
     return [query.project_id]
 
 
-def _filters(query: Query) -> tuple[str, list[object]]:
-    """SQL conditions on ``records r`` for everything but the text."""
+def _filters(query: Query, *, superseded: bool | None = None) -> tuple[str, list[object]]:
+    """SQL conditions on ``records r`` for everything but the text.
+
+    ``superseded`` overrides whether superseded records pass (default: the query's choice).
+    """
     where: list[str] = []
     params: list[object] = []
     projects = _projects(query)
@@ -115,7 +134,7 @@ def _filters(query: Query) -> tuple[str, list[object]]:
         moment = normalize_time(query.as_of)
         where.append("r.valid_from <= ? AND (r.superseded_at IS NULL OR r.superseded_at > ?)")
         params.extend([moment, moment])
-    elif not query.include_superseded:
+    elif not (query.include_superseded if superseded is None else superseded):
         where.append("r.superseded_at IS NULL")
     if query.file:
         name = query.file.strip().lstrip("./")
@@ -143,55 +162,244 @@ def _order(hits: list[Hit], limit: int) -> list[Hit]:
 
 def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     terms = query_terms(query.text)
-    if not terms:
+    intent = _intent_types(query.text)
+    if not terms and not intent:
         return []
     total = max(1, int(db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'records'") or 1))
     df = {term: int(db.scalar("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                               (f"{{title body}} : {fts_phrase(term)}",)))
           for term in terms}
     present = [t for t in terms if df[t] > 0]
-    if not present:
+    if not present and not intent:
         return []
-    idf = {t: math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5)) for t in terms}
-    if query.min_relevance > 0:
-        # A hit's relevance is the idf share of the terms it matches, so at most that of the
-        # terms found anywhere: when even that (rounded as relevances are) falls short, no hit
-        # could be kept.
-        reachable = sum(idf[t] for t in present) / sum(idf.values())
+    weight = _term_weights(terms, df, total)
+    denominator = sum(weight.values())
+    if query.min_relevance > 0 and not intent:
+        # A hit's relevance is the weighted share of the terms it matches, so at most that of
+        # the terms found anywhere: when even that (rounded as relevances are) falls short, no
+        # hit could be kept.
+        reachable = sum(weight[t] for t in present) / denominator
         if round(reachable, 4) < query.min_relevance:
             return []
+    rows = _candidates(db, query, present, df, total) if present else []
+    chains = not query.as_of
+    now = datetime.now(UTC)
+    scored: dict[int, tuple[Record, float]] = {}
+    superseded: list[tuple[Record, float]] = []
+    for row in rows:
+        record = rec.from_row(row)
+        base = -float(row[-1])
+        if chains and not record.current:
+            superseded.append((record, base))
+            if not query.include_superseded:
+                continue
+        scored[record.pk] = (record, base)
+    via = _lift_successors(db, query, superseded, scored) if chains and superseded else {}
+    boosted = _intent_candidates(db, query, intent, scored) if intent else set()
+    ranked = [Hit(record, _rank(record, base, now), 0.0, (), via.get(record.pk, (None, 0))[0])
+              for record, base in scored.values()]
+    if boosted:
+        best = max(hit.rank for hit in ranked)
+        ranked = [hit._replace(rank=best * 1.01) if hit.record.pk in boosted else hit
+                  for hit in ranked]
+    _keep_successors_first(ranked)
+    top = _order(ranked, limit)
+    # The order does not depend on relevance, so only the hits returned (and the superseded
+    # records that surfaced them) need their matched terms: each probe costs in proportion to
+    # the rowids it checks.
+    probe = [hit.record.pk for hit in top]
+    probe += [via[pk][1] for pk in probe if pk in via]
+    matched = _matched_terms(db, terms, df, probe) if present else {}
+    hits = []
+    for hit in top:
+        pk = hit.record.pk
+        found = matched.get(pk, ())
+        relevance = sum(weight[t] for t in found) / denominator if denominator else 0.0
+        if pk in via:
+            lifted = matched.get(via[pk][1], ())
+            relevance = max(relevance, VIA_WEIGHT * sum(weight[t] for t in lifted) / denominator)
+            found = tuple(dict.fromkeys(found + lifted))
+        if pk in boosted:
+            relevance = max(relevance, INTENT_RELEVANCE)
+        hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found))
+    return hits
+
+
+_COMMON_WORDS_FILE = "common_words.txt"
+_common_words: frozenset[str] | None = None
+
+
+def _term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str, float]:
+    """Each query term's weight in relevance: its IDF, or a share of the rarest IDF if absent."""
+    rarest = math.log(1.0 + (total + 0.5) / 0.5)
+    weights = {}
+    for t in terms:
+        if df[t]:
+            weights[t] = math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5))
+            if _is_common_word(t):
+                weights[t] *= PRESENT_COMMON_WEIGHT
+        elif _is_common_word(t):
+            weights[t] = ABSENT_COMMON_WEIGHT * rarest
+        else:
+            weights[t] = ABSENT_TERM_WEIGHT * rarest
+    return weights
+
+
+def _is_common_word(term: str) -> bool:
+    """Whether ``term`` (or it without a plural, past or -ing ending) is frequent in English."""
+    words = common_words()
+    if term in words:
+        return True
+    return any(term.endswith(suffix) and term[: -len(suffix)] in words
+               for suffix in ("s", "es", "ed", "ing", "ly"))
+
+
+def common_words() -> frozenset[str]:
+    """The frequent-English word list (``agentctx/data/common_words.txt``), read once."""
+    global _common_words
+    if _common_words is None:
+        import os
+
+        path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
+                            _COMMON_WORDS_FILE)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                # A comment header, a blank line, then one word per line.
+                _common_words = frozenset(handle.read().split("\n\n", 1)[-1].split())
+        except OSError:
+            _common_words = frozenset()
+    return _common_words
+
+
+def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
+                total: int) -> list[sqlite3.Row]:
+    """The fixed pool of best BM25 matches that pass the filters (superseded ones included,
+    unless searching as of a date, so that they can surface their successors)."""
     selective = present
     if total >= COMMON_TERM_MIN_RECORDS:
-        selective = [t for t in present if df[t] <= COMMON_TERM_SHARE * total] or present
+        # Rarest terms first, while their postings stay within budget (always at least one):
+        # common terms would make the query read a large part of the index for little weight.
+        budget = POSTINGS_SHARE * total
+        selective, postings = [], 0
+        for term in sorted(present, key=lambda t: df[t]):
+            if selective and postings + df[term] > budget:
+                break
+            selective.append(term)
+            postings += df[term]
     match = "{title body} : (" + " OR ".join(fts_phrase(t) for t in selective) + ")"
     projects = _projects(query)
     if projects:
         match += " AND project_id : (" + " OR ".join(fts_phrase(p) for p in projects) + ")"
-    where, params = _filters(query)
+    where, params = _filters(query, superseded=query.as_of is None or query.include_superseded)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    rows = db.rows(
+    return db.rows(
         f"""WITH pool AS (
                 SELECT rowid AS pk, bm25(records_fts, {weights}) AS score FROM records_fts
                  WHERE records_fts MATCH ? ORDER BY score LIMIT {CANDIDATE_POOL})
             SELECT {_prefixed_columns()}, pool.score FROM pool JOIN records r ON r.pk = pool.pk
              WHERE {where}""",
         [match, *params])
-    if not rows:
-        return []
-    now = datetime.now(UTC)
-    ranked = [Hit(record, _rank(record, -float(row[-1]), now), 0.0, ())
-              for row in rows for record in (rec.from_row(row),)]
-    # The order does not depend on relevance, so only the hits returned need their matched
-    # terms: each probe costs in proportion to the rowids it checks.
-    top = _order(ranked, limit)
-    matched = _matched_terms(db, terms, df, [hit.record.pk for hit in top])
-    denominator = sum(idf.values())
-    hits = []
-    for hit in top:
-        found = matched.get(hit.record.pk, ())
-        relevance = sum(idf[t] for t in found) / denominator if denominator else 0.0
-        hits.append(hit._replace(relevance=round(relevance, 4), matched=found))
-    return hits
+
+
+def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, float]],
+                     scored: dict[int, tuple[Record, float]]) -> dict[int, tuple[str, int]]:
+    """Give each matching superseded record's current successor at least ``VIA_WEIGHT`` of its
+    score; returns, per lifted successor pk, the superseded record's id and pk.
+
+    Only the best :data:`LIFT_POOL` superseded matches are followed, in one recursive query.
+    """
+    strongest = sorted(superseded, key=lambda item: -item[1])[:LIFT_POOL]
+    sources = {record.id: (record, base) for record, base in strongest
+               if record.superseded_by is not None}
+    if not sources:
+        return {}
+    marks = ",".join("?" * len(sources))
+    walked = db.rows(
+        f"""WITH RECURSIVE walk(start, id, depth) AS (
+                SELECT id, superseded_by, 0 FROM records WHERE id IN ({marks})
+                UNION ALL
+                SELECT w.start, r.superseded_by, w.depth + 1 FROM walk w
+                  JOIN records r ON r.id = w.id
+                 WHERE r.superseded_at IS NOT NULL AND w.depth < {rec.HISTORY_MAX_DEPTH})
+            SELECT w.start, r.pk FROM walk w JOIN records r ON r.id = w.id
+             WHERE r.superseded_at IS NULL""", list(sources))
+    heads: dict[int, tuple[Record, float]] = {}
+    for start, head_pk in walked:
+        record, base = sources[start]
+        if head_pk not in heads or base > heads[head_pk][1]:
+            heads[head_pk] = (record, base)
+    if not heads:
+        return {}
+    where, params = _filters(query._replace(include_superseded=False, as_of=None))
+    marks = ",".join("?" * len(heads))
+    # NOT INDEXED: look the few successors up by rowid rather than walking a project index.
+    rows = db.rows(f"SELECT {_prefixed_columns()} FROM records AS r NOT INDEXED "
+                   f"WHERE r.pk IN ({marks}) AND {where}", [*heads, *params])
+    lifted: dict[int, tuple[str, int]] = {}
+    for row in rows:
+        head = rec.from_row(row)
+        source, base = heads[head.pk]
+        own = scored.get(head.pk, (head, 0.0))[1]
+        if VIA_WEIGHT * base > own:
+            scored[head.pk] = (head, VIA_WEIGHT * base)
+            lifted[head.pk] = (source.id, source.pk)
+    return lifted
+
+
+def _keep_successors_first(hits: list[Hit]) -> None:
+    """A superseded record shown on request ranks just below its current successor, if shown."""
+    by_id = {hit.record.id: hit for hit in hits}
+    for index, hit in enumerate(hits):
+        if hit.record.current:
+            continue
+        successor = hit.record.superseded_by
+        for _ in range(rec.HISTORY_MAX_DEPTH):
+            found = by_id.get(successor) if successor else None
+            if found is None:
+                break
+            if found.record.current:
+                if hit.rank >= found.rank:
+                    hits[index] = hit._replace(rank=found.rank * 0.99)
+                break
+            successor = found.record.superseded_by
+
+
+_INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("handover", ("left off", "leave off", "where were we", "where are we", "last time",
+                  "last session", "pick up where", "picking up", "carry on", "next steps",
+                  "what's next", "whats next", "what is next", "handover", "hand over",
+                  "continue where", "resume work", "where did we stop", "what was i doing",
+                  "what were we doing")),
+)
+# An intent match alone is as good as a full keyword match for the per-prompt threshold.
+INTENT_RELEVANCE = 1.0
+INTENT_RECORDS = 2
+
+
+def _intent_types(text: str) -> tuple[str, ...]:
+    """Record types a prompt asks for by its phrasing ("where did we leave off" → handover)."""
+    lowered = " ".join(text.lower().replace("\u2019", "'").split())
+    return tuple(type_ for type_, phrases in _INTENTS
+                 if any(phrase in lowered for phrase in phrases))
+
+
+def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
+                       scored: dict[int, tuple[Record, float]]) -> set[int]:
+    """Add the latest current records of the intended types, ranked with the best candidate."""
+    wanted = [t for t in intent if not query.types or t in query.types]
+    if not wanted:
+        return set()
+    where, params = _filters(query._replace(include_superseded=False, as_of=None))
+    marks = ",".join("?" * len(wanted))
+    rows = db.rows(f"SELECT {_prefixed_columns()} FROM records r WHERE r.type IN ({marks}) AND "
+                   f"{where} ORDER BY r.valid_from DESC LIMIT {INTENT_RECORDS}",
+                   [*wanted, *params])
+    boosted = set()
+    for row in rows:
+        record = rec.from_row(row)
+        scored.setdefault(record.pk, (record, 1.0))
+        boosted.add(record.pk)
+    return boosted
 
 
 def _matched_terms(db: Store, terms: list[str], df: dict[str, int],

@@ -3,7 +3,8 @@
 Tokenization matches FTS5's ``unicode61`` tokenizer (letters and digits; everything else,
 underscore included, separates), so a term found here is a term the index can match. Stop words —
 function words and conversational filler — are dropped: OR-ing "when", "did" and "the" ranks worse
-than plain FTS5.
+than plain FTS5. So are words about the conversation rather than its topic ("remind", "earlier",
+"we discussed", "I was wondering").
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ yourselves hey hi hello please thanks thank ok okay yes yeah sure just really ac
 maybe perhaps kind sort thing things stuff anything something everything lot lots one ones via
 etc eg ie re ll ve s t d m aren couldn didn doesn don hadn hasn haven isn shouldn wasn weren
 won wouldn
+remind mentioned mention discussed discuss earlier previous previously conversation conversations
+chat told said recall remember wondering wonder looking going wanted want think thought
 """
 STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())
 

@@ -49,6 +49,7 @@ META_DIRTY = "vectors_dirty"  # 1: records_vec may disagree with embeddings; reb
 META_VERSION = "vectors_version"  # bumped by every write to embeddings made here
 META_INDEX = "vectors_index"  # "<model>|<dim>": what records_vec holds
 META_INDEX_STAMP = "vectors_index_stamp"  # change counter when records_vec was last checked
+META_TEXT_FORMAT = "vectors_text_format"  # embedding-text format of the stored vectors
 KNN_MAX_K = 4096  # sqlite-vec's hard limit on k
 INDEX_CACHE_KIB = 32_768  # page cache of a connection that searches the vec0 index
 KNN_MARGIN = 8  # extra candidates fetched so float32 near-ties at the cut cannot change results
@@ -266,6 +267,20 @@ def delete(db: Store, pks: Sequence[int]) -> None:
                 else:
                     db.meta_set(META_DIRTY, 1)
         _bump_version(db)
+
+
+def requeue_other_format(db: Store, text_format: int) -> int:
+    """Flag every current record for re-embedding when the stored vectors were made from another
+    embedding-text format than ``text_format``; returns how many were flagged."""
+    found = db.meta_get(META_TEXT_FORMAT)
+    if found is not None and int(found) == text_format:
+        return 0
+    flagged = 0
+    if db.scalar("SELECT count(*) FROM embeddings"):
+        flagged = db.execute("UPDATE records SET pending_embedding = 1 WHERE pending_embedding = 0 "
+                             "AND superseded_at IS NULL").rowcount
+    db.meta_set(META_TEXT_FORMAT, text_format)
+    return flagged
 
 
 def requeue_other_models(db: Store, model: str) -> int:

@@ -12,6 +12,7 @@ import pytest
 from agentctx import config
 from agentctx.consolidate import embed
 from agentctx.consolidate.embed import EmbeddingModel, ModelUnavailable
+from agentctx.store import Store
 from tests.consolidate import hub, tiny_model
 
 REPO_ID = "acme/tiny-static"
@@ -22,12 +23,32 @@ def _fresh_cache() -> None:
     embed.forget_loaded()
 
 
-def test_embedding_text_puts_type_date_and_project_first() -> None:
+def test_embedding_text_is_type_title_and_body() -> None:
     text = embed.embedding_text("decision", "2026-03-01T10:00:00.000Z", "acme-app",
                                 "Use SQLite", "WAL mode, one writer.")
-    assert text == "[decision] [2026-03-01] [acme-app] Use SQLite\nWAL mode, one writer."
+    assert text == "[decision] Use SQLite\nWAL mode, one writer."
     assert embed.embedding_text("bugfix", "2026-03-02", "x", "Fix crash", "  ") == \
-        "[bugfix] [2026-03-02] [x] Fix crash"
+        "[bugfix] Fix crash"
+
+
+def test_query_text_keeps_the_topic_words() -> None:
+    assert embed.query_text("I was wondering what we decided about the internal API?") == \
+        "decided internal api"
+    assert embed.query_text("the and of") == "the and of"
+
+
+def test_a_new_embedding_text_format_re_embeds(store: Store) -> None:
+    from agentctx.store import records, vectors
+    from agentctx.store.models import Draft
+
+    record = records.add(store, Draft(type="decision", title="Use SQLite"), project_id="p")
+    store.execute("INSERT INTO embeddings (record_pk, model, dim, vector, embedded_at) "
+                  "VALUES (?, 'm', 1, x'0000803f', 'now')", (record.pk,))
+    store.execute("UPDATE records SET pending_embedding = 0")
+    assert vectors.requeue_other_format(store, 1) == 1  # no format stored yet: re-embed
+    store.execute("UPDATE records SET pending_embedding = 0")
+    assert vectors.requeue_other_format(store, 1) == 0
+    assert vectors.requeue_other_format(store, embed.EMBED_TEXT_FORMAT) == 1
 
 
 def test_local_folder_loads_and_encodes_unit_float32_rows(tiny: EmbeddingModel,

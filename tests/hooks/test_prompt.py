@@ -155,3 +155,21 @@ def test_global_preferences_can_match(app: Path) -> None:
     _add("global", "preference", "Prefers pytest fixtures over setUp methods", scope="global",
          confidence="reinforced")
     assert "Prefers pytest fixtures" in _prompt(app, "pytest fixtures setup")
+
+
+def test_a_changed_fact_is_injected_with_what_it_replaces(tmp_path: Path) -> None:
+    from agentctx.config import Config
+    from agentctx.hooks.prompt import compose, select
+    from agentctx.store import Store, records
+    from agentctx.store.models import Draft
+
+    with Store.open(tmp_path / "s.db") as db:
+        old = records.add(db, Draft(type="decision", title="Errors go to Rollbar",
+                                    body="ROLLBAR_TOKEN in the env."), project_id="p")
+        new = records.supersede(db, old.id, Draft(type="", title="Errors go to Sentry",
+                                                  body="SENTRY_DSN in the env."), "cost")
+        chosen = select(db, "p", "where do I put the rollbar token?", Config({}, {}))
+        assert [h.record.id for h in chosen] == [new.id]
+        text, _ = compose(chosen, "app", Config({}, {}))
+        assert f"[{new.id}]" in text and f"replaces [{old.id}]" in text
+        assert "SENTRY_DSN" in text and "ROLLBAR_TOKEN" not in text

@@ -14,6 +14,7 @@ from agentctx.store import Store, graph, records
 from agentctx.store.hybrid import (
     POOL,
     RRF_K,
+    VECTOR_WEIGHT,
     VectorIndex,
     fingerprint,
     fuse,
@@ -79,9 +80,9 @@ def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]
 def test_fuse_scores_are_reciprocal_ranks() -> None:
     fused = fuse([10, 20, 30], [30, 40])
     by_pk = {f.pk: f for f in fused}
-    assert by_pk[30].score == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
+    assert by_pk[30].score == pytest.approx(1 / (RRF_K + 3) + VECTOR_WEIGHT / (RRF_K + 1))
     assert by_pk[10].score == pytest.approx(1 / (RRF_K + 1))
-    assert by_pk[40].score == pytest.approx(1 / (RRF_K + 2))
+    assert by_pk[40].score == pytest.approx(VECTOR_WEIGHT / (RRF_K + 2))
     assert (by_pk[30].keyword_rank, by_pk[30].vector_rank) == (3, 1)
     assert by_pk[20].vector_rank is None
     # Found by both sides beats first place on one side only.
@@ -89,8 +90,9 @@ def test_fuse_scores_are_reciprocal_ranks() -> None:
 
 
 def test_fuse_ties_are_deterministic() -> None:
-    # 10 is first by keywords, 99 first by vectors: equal scores, the keyword side wins the tie.
-    assert [f.pk for f in fuse([10], [99])] == [10, 99]
+    # 10 is first by keywords, 99 first by vectors: with equal weights the scores tie and the
+    # keyword side wins the tie.
+    assert [f.pk for f in fuse([10], [99], vector_weight=1.0)] == [10, 99]
     assert [f.pk for f in fuse([], [5, 3])] == [5, 3]
     assert [f.pk for f in fuse([7, 7, 8], [])] == [7, 8]  # a repeated pk counts once
 

@@ -131,3 +131,42 @@ def test_as_of_search_sees_the_past(seeded: Store) -> None:
                                             valid_from="2026-06-01"), "cost")
     assert titles(seeded, "deploy", as_of="2026-03-01") == ["Deploy with Heroku"]
     assert titles(seeded, "deploy") == ["Deploy with Fly"]
+
+
+def test_a_superseded_match_surfaces_the_record_now_in_force(store: Store) -> None:
+    old = records.add(store, Draft(type="decision", title="Tests run with nose",
+                                   body="Run nosetests from the root.",
+                                   valid_from="2026-01-01"), project_id=P)
+    new = records.supersede(store, old.id, Draft(type="", title="Tests run with pytest -n auto",
+                                                 body="xdist parallelism.",
+                                                 valid_from="2026-03-01"), "nose is dead")
+    [hit] = search(store, Query(text="still on nose?", project_id=P))
+    assert hit.record.id == new.id and hit.via == old.id
+    assert "nose" in hit.matched and hit.relevance > 0.5
+    both = search(store, Query(text="nose", project_id=P, include_superseded=True))
+    assert [h.record.id for h in both] == [new.id, old.id]
+    then = search(store, Query(text="nose", project_id=P, as_of=old.valid_from))
+    assert [h.record.id for h in then] == [old.id]
+
+
+def test_a_retired_record_surfaces_nothing(store: Store) -> None:
+    old = records.add(store, Draft(type="preference", title="Prefers tabs"), project_id=P)
+    store.execute("UPDATE records SET superseded_at = ? WHERE id = ?", (old.recorded_at, old.id))
+    assert search(store, Query(text="tabs", project_id=P)) == []
+
+
+def test_where_did_we_leave_off_brings_the_latest_handover(store: Store) -> None:
+    records.add(store, Draft(type="decision", title="Tables are plural snake_case"), project_id=P)
+    handover = records.add(store, Draft(type="handover", title="Moving refunds to payments/",
+                                        body="Next: the API handler.", key="worktree:/w"),
+                           project_id=P)
+    hits = search(store, Query(text="where did we leave off last time?", project_id=P))
+    assert hits[0].record.id == handover.id and hits[0].relevance == 1.0
+
+
+def test_an_unknown_rare_word_weighs_more_than_an_unknown_common_one(store: Store) -> None:
+    records.add(store, Draft(type="decision", title="Tests run with pytest",
+                             body="make test runs the suite"), project_id=P)
+    phrasing = search(store, Query(text="how do i run tests, they seem stuck", project_id=P))
+    topic = search(store, Query(text="run storybook tests", project_id=P))
+    assert phrasing[0].relevance > 0.5 > topic[0].relevance
