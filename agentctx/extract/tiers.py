@@ -104,17 +104,23 @@ def plan(texts: Sequence[str], *, map_reduce: bool = True) -> TierPlan:
 
 def lead_in(texts: Sequence[str], max_tokens: int = CONTEXT_TOKENS) -> str:
     """The last already-extracted entries that fit ``max_tokens`` (context for a delta run)."""
+    return SEPARATOR.join(_take(texts, max_tokens, from_end=True))
+
+
+def _take(texts: Sequence[str], max_tokens: int, *, from_end: bool) -> list[str]:
+    """Whole entries from the start (or the end) while they fit ``max_tokens``, in order; when
+    not even the first fits, that one entry cut to fit."""
     kept: list[str] = []
     used = 0
-    for text in reversed(texts):
+    for text in reversed(texts) if from_end else texts:
         cost = estimate_tokens(text) + 1
         if used + cost > max_tokens:
             if not kept:
-                kept.append(_fit(text, max_tokens, from_end=True))
+                kept.append(_fit(text, max_tokens, from_end=from_end))
             break
         kept.append(text)
         used += cost
-    return SEPARATOR.join(reversed(kept))
+    return kept[::-1] if from_end else kept
 
 
 def chunk(texts: Sequence[str], max_tokens: int) -> list[Slice]:
@@ -142,27 +148,8 @@ def chunk(texts: Sequence[str], max_tokens: int) -> list[Slice]:
 
 
 def _head_and_tail(texts: Sequence[str], content: int) -> TierPlan:
-    head: list[str] = []
-    used = 0
-    for text in texts:
-        cost = estimate_tokens(text) + 1
-        if used + cost > HEAD_TOKENS:
-            if not head:
-                head.append(_fit(text, HEAD_TOKENS, from_end=False))
-            break
-        head.append(text)
-        used += cost
-    tail: list[str] = []
-    used = 0
-    for text in reversed(texts[len(head):]):
-        cost = estimate_tokens(text) + 1
-        if used + cost > TAIL_TOKENS:
-            if not tail:
-                tail.append(_fit(text, TAIL_TOKENS, from_end=True))
-            break
-        tail.append(text)
-        used += cost
-    tail.reverse()
+    head = _take(texts, HEAD_TOKENS, from_end=False)
+    tail = _take(texts[len(head):], TAIL_TOKENS, from_end=True)
     skipped = texts[len(head):len(texts) - len(tail)]
     if not skipped:
         text = SEPARATOR.join(texts)
