@@ -9,10 +9,10 @@ from typing import Any
 from agentctx.digest import handover_key
 from agentctx.hooks.pre_compact import read_tail
 from agentctx.store import Store, projects, records
-from tests.conftest import SHARED
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 
-REAL_TRANSCRIPT = SHARED / "data" / "claude-code-2.1.328" / "session-write-bash-mcp.jsonl"
+REAL_TRANSCRIPT = (Path(__file__).parent / "payloads" / "claude-code-2.1.328"
+                   / "session-write-bash-mcp.jsonl")
 
 
 def _transcript(path: Path, prompts: list[str], todos: list[dict[str, str]]) -> Path:

@@ -111,10 +111,10 @@ def test_uninstall_exits_non_zero_when_a_file_cannot_be_cleaned(home: Path) -> N
     assert not (home / ".claude.json").exists()  # the other file was still handled
 
 
-def test_download_model_uses_a_local_model_folder(home: Path) -> None:
-    from tests.conftest import SHARED
+def test_download_model_uses_a_local_model_folder(home: Path, tmp_path: Path) -> None:
+    from tests.consolidate import tiny_model
 
-    model = SHARED / "models" / "minilm-static-256"
+    model = tiny_model.build(tmp_path / "tiny-model")
     done = run_cli("init", "--yes", "--download-model",
                    extra_env={"AGENTCTX_EMBED_MODEL": str(model)})
     assert done.returncode == 0, done.stderr
