@@ -61,7 +61,7 @@ KNOBS: dict[str, Knob] = {
         Knob("injection_chars", "int", INJECTION_MAX_CHARS,
              "Most characters in any one injected string.", minimum=500,
              maximum=INJECTION_MAX_CHARS),
-        Knob("prompt_min_relevance", "float", 0.22,
+        Knob("prompt_min_relevance", "float", 0.25,
              "Share of a prompt's weighted terms a record must match to be injected (0-1).",
              minimum=0.0, maximum=1.0),
         Knob("subagent_inject", "bool", True,
