@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from agentctx import project_profile
 from agentctx.budget import estimate_tokens
+from agentctx.digest import build as build_digest
 from agentctx.store import graph, ledger, projects, records, sessions
 from agentctx.store.db import Store
 from agentctx.store.ids import to_iso
@@ -256,9 +257,10 @@ def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
 
 def _sessions(db: Store, project_id: str, folder: Path, now: datetime,
               made: list[Record]) -> None:
-    """Six past sessions with receipts measured on the injected text and an extraction ledger."""
+    """Six past sessions: receipts of the digest the session-start hook builds (and of what the
+    per-prompt hook would show), measured on the text, and an extraction ledger."""
     current = [r for r in (records.get(db, m.id) for m in made) if r.current]
-    digest_records = [r for r in current if r.type in ("decision", "convention")][:8]
+    digest = build_digest(db, projects.get(db, project_id))
     prompts = [
         ("How do refunds get rounded again?", ["Refund totals were off by one cent"]),
         ("why is the admin UI able to call the API now", ["connect-python"]),
@@ -274,12 +276,11 @@ def _sessions(db: Store, project_id: str, folder: Path, now: datetime,
                         transcript_path=f"~/.claude/projects/-harbor/{session_id}.jsonl")
         db.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE session_id = ?",
                    (_ago(now, days, 9), _ago(now, days, 11), session_id))
-        digest_text = "\n".join(f"{r.title}: {r.body}" for r in digest_records)
         sessions.add_receipt(db, session_id=session_id, project_id=project_id,
                              event="SessionStart", source="startup",
-                             record_ids=[r.id for r in digest_records],
-                             scores=[1.0] * len(digest_records),
-                             tokens=estimate_tokens(digest_text), chars=len(digest_text))
+                             record_ids=list(digest.record_ids),
+                             scores=[1.0] * len(digest.record_ids),
+                             tokens=digest.tokens, chars=len(digest.text))
         hits = [r for r in current if any(w in r.title or w in r.body for w in wanted)][:2]
         if hits:
             text = "\n".join(f"{r.title}: {r.body}" for r in hits)
