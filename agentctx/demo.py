@@ -194,11 +194,16 @@ def _add(db: Store, spec: Spec, project_id: str, root: str, now: datetime,
                                    valid_from=_ago(now, spec.days_ago), pinned=spec.pinned,
                                    reinforce_count=spec.reinforce, session_id=session_id),
                          project_id=project_id)
-    for name in spec.files:
-        kind = "module" if name.endswith("/") else "file"
-        node = graph.ensure_node(db, project_id, kind, name.rstrip("/"))
-        graph.link_record(db, record.id, node)
+    _link_files(db, project_id, record.id, spec.files)
     return record
+
+
+def _link_files(db: Store, project_id: str, record_id: str, names: tuple[str, ...]) -> None:
+    """Link a record to files, and to modules for names ending in ``/``."""
+    for name in names:
+        kind = "module" if name.endswith("/") else "file"
+        graph.link_record(db, record_id, graph.ensure_node(db, project_id, kind,
+                                                          name.rstrip("/")))
 
 
 def write_project(folder: Path) -> Path:
@@ -238,10 +243,7 @@ def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
                     Draft(type=spec.type, title=spec.title, body=spec.body, source="cli",
                           confidence=spec.confidence, valid_from=_ago(moment, spec.days_ago)),
                     why)
-                for name in spec.files:
-                    node = graph.ensure_node(db, project.id, "module" if name.endswith("/")
-                                             else "file", name.rstrip("/"))
-                    graph.link_record(db, successor.id, node)
+                _link_files(db, project.id, successor.id, spec.files)
                 current = successor
                 made.append(current)
         made.extend(_add(db, spec, project.id, project.root, moment) for spec in SINGLES)

@@ -98,14 +98,19 @@ def is_agentctx_handler(entry: object) -> bool:
             and is_agentctx_command(entry.get("command")))
 
 
-def _hooks_object(data: dict[str, Any], where: str) -> dict[str, Any] | None:
-    hooks = data.get("hooks")
-    if hooks is None:
+def _object_at(data: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
+    """``data[key]`` when it is an object, ``None`` when absent; anything else is refused."""
+    value = data.get(key)
+    if value is None:
         return None
-    if not isinstance(hooks, dict):
-        raise InstallError(f"{where}: \"hooks\" must be an object; fix it and run the command "
+    if not isinstance(value, dict):
+        raise InstallError(f"{where}: \"{key}\" must be an object; fix it and run the command "
                            "again; nothing was changed")
-    return hooks
+    return value
+
+
+def _hooks_object(data: dict[str, Any], where: str) -> dict[str, Any] | None:
+    return _object_at(data, "hooks", where)
 
 
 def our_handlers(data: dict[str, Any]) -> dict[str, list[tuple[str | None, dict[str, Any]]]]:
@@ -230,13 +235,7 @@ def mcp_entry(launcher: str, home_env: str | None) -> dict[str, Any]:
 
 
 def _servers(data: dict[str, Any], where: str) -> dict[str, Any] | None:
-    servers = data.get("mcpServers")
-    if servers is None:
-        return None
-    if not isinstance(servers, dict):
-        raise InstallError(f"{where}: \"mcpServers\" must be an object; fix it and run the "
-                           "command again; nothing was changed")
-    return servers
+    return _object_at(data, "mcpServers", where)
 
 
 def current_server(data: dict[str, Any], where: str) -> Any:
