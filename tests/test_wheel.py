@@ -13,8 +13,10 @@ DATA_FILES = (
     "agentctx/py.typed",
     "agentctx/data/prices.json",
     "agentctx/data/common_words.txt",
+    "agentctx/data/software_words.txt",
     "agentctx/benchmarks/data/coding_history.json",
     "agentctx/benchmarks/data/coding_queries_tuning.json",
+    "agentctx/benchmarks/data/coding_queries_tuning2.json",
     "agentctx/benchmarks/data/coding_queries_heldout.json",
 )
 

@@ -3,7 +3,11 @@
 Configurations (see :mod:`agentctx.benchmarks.retrieval`): the per-turn hook (what it would
 inject), the keyword search (``ctx_search`` without vectors) and the hybrid ``ctx_search``.
 
-Metrics, per split (tuning and held-out are always reported separately):
+Splits: ``tuning`` and ``held-out`` are the committed 70/30 split of the first prompt set;
+``tuning-2`` holds prompts written after the first round of tuning (see ``coding_data``). Each
+split is reported separately; only the held-out one carries the issue's targets.
+
+Metrics, per split:
 
 * **R@3 / R@10** — over answerable prompts, the share of a prompt's labelled records among the
   first 3 / 10 results, averaged. For the hook, R@3 is measured on what it injects (threshold,
@@ -89,14 +93,13 @@ def _keys(hits: Sequence[Hit], built: data.Built) -> tuple[str, ...]:
     return tuple(built.keys.get(h.record.id, f"?{h.record.id}") for h in hits)
 
 
-def run(*, splits: Sequence[str] = ("tuning", "held-out"), model_path: str | None = None,
+def run(*, splits: Sequence[str] = tuple(data.SPLIT_FILES), model_path: str | None = None,
         hybrid: bool = True, cfg: config.Config | None = None,
         now: datetime | None = None) -> CodingReport:
     """Build a fresh store from the history in a temporary folder and score every prompt."""
     cfg = cfg or retrieval.bench_config(model_path)
     history = data.load_history()
-    files = {"tuning": data.TUNING_PATH, "held-out": data.HELD_OUT_PATH}
-    queries = {name: data.load_queries(files[name]) for name in splits}
+    queries = {name: data.load_queries(data.SPLIT_FILES[name]) for name in splits}
     data.check_queries(history, [q for part in queries.values() for q in part])
     embedder: retrieval.Embedder | retrieval.Unavailable = retrieval.Unavailable(
         "not requested (--no-hybrid)")
@@ -248,16 +251,16 @@ def render(report: CodingReport) -> str:
     return "\n".join(lines)
 
 
-def misses(report: CodingReport, split: str = "tuning") -> str:
+def misses(report: CodingReport, splits: Sequence[str] = data.TUNING_SPLITS) -> str:
     """Tuning prompts the hook did not fully answer, with what it injected and what search found.
 
     Never lists held-out prompts: they are scored, not studied.
     """
-    if split != "tuning":
+    if any(split not in data.TUNING_SPLITS for split in splits):
         raise ValueError("only tuning misses are listed; the held-out file is never studied")
     lines = []
     for outcome in report.outcomes:
-        if outcome.split != split:
+        if outcome.split not in splits:
             continue
         hook, keyword = outcome.ranked[HOOK], outcome.ranked[KEYWORD]
         query = outcome.query
@@ -267,7 +270,8 @@ def misses(report: CodingReport, split: str = "tuning") -> str:
             continue
         found = ", ".join(f"{k} ({r:.2f})" for k, r in zip(keyword.shown[:5], keyword.relevance,
                                                           strict=False)) or "nothing"
-        lines.append(f"{query.id} {query.prompt!r}\n    wanted: {', '.join(query.answers) or '-'}"
+        lines.append(f"{query.id} [{outcome.split}] {query.prompt!r}"
+                     f"\n    wanted: {', '.join(query.answers) or '-'}"
                      f"\n    injected: {', '.join(hook.shown) or 'nothing'}\n    search: {found}")
     return "\n".join(lines) if lines else "no misses on the tuning file"
 
@@ -290,7 +294,7 @@ def to_json(report: CodingReport, *, with_misses: bool = False) -> dict[str, Any
                            "configurations": {n: score_json(s) for n, s in by_config.items()}}
                    for split, by_config in report.scores.items()},
         "targets": targets(report)}
-    if with_misses and "tuning" in report.scores:
+    if with_misses and any(split in report.scores for split in data.TUNING_SPLITS):
         document["tuning_misses"] = misses(report)
     return document
 

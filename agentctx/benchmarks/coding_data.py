@@ -11,6 +11,10 @@ Files (in ``agentctx/benchmarks/data/``, shipped in the wheel):
   them, each labelled with the keys of the records that answer it (``answers``; empty for a prompt
   nothing in the store answers) and whether it asks about the current state of something that
   changed (``about_change``). The held-out file is scored but never looked at while tuning.
+* ``coding_queries_tuning2.json`` — 86 more prompts (56 unanswerable), written after the first
+  round of tuning: 18 unanswerable tuning prompts had all come out clean while the held-out file
+  still leaked one, so the threshold had fit them. These measure precision on prompts the first
+  round never saw, and have been tuning data since; they are not part of the split.
 
 The split is random but fixed: :func:`split_queries` with :data:`SPLIT_SEED` puts 30% of each
 stratum (answerable about a change, other answerable, unanswerable) in the held-out file; a test
@@ -39,9 +43,15 @@ from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft
 DATA_DIR = Path(__file__).resolve().parent / "data"
 HISTORY_PATH = DATA_DIR / "coding_history.json"
 TUNING_PATH = DATA_DIR / "coding_queries_tuning.json"
+# Prompts written after the first round of tuning (more unanswerable ones than the split gave),
+# when the held-out precision showed the threshold had fit the first tuning file. Tuning data.
+TUNING_2_PATH = DATA_DIR / "coding_queries_tuning2.json"
 HELD_OUT_PATH = DATA_DIR / "coding_queries_heldout.json"
 SPLIT_SEED = 20260808
 HELD_OUT_SHARE = 0.3
+# Every split and its file; only "held-out" is never studied.
+SPLIT_FILES = {"tuning": TUNING_PATH, "tuning-2": TUNING_2_PATH, "held-out": HELD_OUT_PATH}
+TUNING_SPLITS = ("tuning", "tuning-2")
 # Day 0 of the history is this many days (plus span_days) before the run: the last session, on
 # day span_days, starts one to two days before the run.
 ANCHOR_DAYS = 2

@@ -29,7 +29,7 @@ def coding_command(
     held_out_only: bool = typer.Option(False, "--held-out-only",
                                        help="Score only the held-out prompts."),
     tuning_only: bool = typer.Option(False, "--tuning-only",
-                                     help="Score only the tuning prompts."),
+                                     help="Score only the tuning prompts (both tuning files)."),
     show_misses: bool = typer.Option(False, "--misses",
                                      help="List the tuning prompts the per-turn hook missed "
                                           "(held-out prompts are never listed)."),
@@ -40,17 +40,18 @@ def coding_command(
 
     Reports recall@3 (what the per-turn hook injects), recall@10 (ctx_search), supersession
     correctness, injection precision on unanswerable prompts, tokens injected per prompt and
-    p50 query time — for the tuning and the held-out prompts separately.
+    p50 query time — for each tuning file and the held-out prompts separately.
     """
     from agentctx.benchmarks import coding
+    from agentctx.benchmarks import coding_data as data_splits
     from agentctx.benchmarks.coding_data import DataError
 
     if held_out_only and tuning_only:
         fail("--held-out-only and --tuning-only exclude each other")
     if show_misses and held_out_only:
         fail("--misses lists tuning prompts only; drop --held-out-only")
-    splits = ("held-out",) if held_out_only else ("tuning",) if tuning_only else (
-        "tuning", "held-out")
+    splits = (("held-out",) if held_out_only else data_splits.TUNING_SPLITS if tuning_only
+              else tuple(data_splits.SPLIT_FILES))
     try:
         report = coding.run(splits=splits, model_path=model, hybrid=not no_hybrid)
     except DataError as exc:

@@ -52,13 +52,40 @@ VIA_WEIGHT = 0.9
 
 # Relevance is the IDF-weighted share of the query's terms a record matches. A query word that no
 # record contains weighs a multiple of the rarest possible term's IDF: a lot when it is not a
-# frequent English word (a topic the store knows nothing about), little when it is (phrasing).
-# Tuned on the coding benchmark's tuning prompts and the LongMemEval subset (see bench/).
+# frequent English word (a topic the store knows nothing about: "storybook", "gdpr"), and, when it
+# is one, more the rarer it is: a word's information grows with the log of its frequency rank, so
+# the weight rises log-linearly from ABSENT_COMMON_MIN_WEIGHT for the COMMON_RANK_FLOOR most
+# frequent words ("need", "work") to ABSENT_COMMON_MAX_WEIGHT at the list's last rank
+# ("weekend", "incidents": topic words the store lacks).
+# Tuned on the coding benchmark's two tuning files and the LongMemEval subset (see bench/).
 ABSENT_TERM_WEIGHT = 3.0
-ABSENT_COMMON_WEIGHT = 0.1
+ABSENT_COMMON_MIN_WEIGHT = 0.1
+ABSENT_COMMON_MAX_WEIGHT = 1.5
+COMMON_RANK_FLOOR = 100
+COMMON_RANK_CEILING = 10_000
 # A matched word that is frequent in English ("set", "fix", "run") is weaker evidence of topic
 # than its rarity in the store suggests: its IDF counts at this share in relevance.
 PRESENT_COMMON_WEIGHT = 0.7
+
+
+# The per-prompt hook's semantic check (when consolidation has written the model's query side
+# file): a record whose relevance is under SEMANTIC_SURE_RELEVANCE is injected only if the cosine
+# between the prompt's terms and the record is at least SEMANTIC_MIN_COSINE. Lexical relevance
+# alone cannot tell "release notes for version 2.3" from "Python version: 3.12"; the meaning can.
+SEMANTIC_MIN_COSINE = 0.3
+SEMANTIC_SURE_RELEVANCE = 0.4
+
+
+def absent_word_weight(rank: int | None) -> float:
+    """The weight, as a multiple of the rarest IDF, of a query word no record contains;
+    ``rank`` is its English frequency rank (``None``: not a frequent word)."""
+    if rank is None:
+        return ABSENT_TERM_WEIGHT
+    if rank <= COMMON_RANK_FLOOR:
+        return ABSENT_COMMON_MIN_WEIGHT
+    share = math.log(min(rank, COMMON_RANK_CEILING) / COMMON_RANK_FLOOR) / math.log(
+        COMMON_RANK_CEILING / COMMON_RANK_FLOOR)
+    return ABSENT_COMMON_MIN_WEIGHT + (ABSENT_COMMON_MAX_WEIGHT - ABSENT_COMMON_MIN_WEIGHT) * share
 
 
 def age_days(valid_from: str, now: datetime | None = None) -> float:

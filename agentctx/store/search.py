@@ -5,9 +5,9 @@ words dropped, every term quoted so no input is read as FTS syntax), a fixed can
 top 5 of a 10-hit search equal a 5-hit search), then a rerank: BM25 × type weight × recency ×
 confidence, pinned first. Each hit carries a 0–1 relevance — the IDF-weighted share of the query's
 terms it matches — which the per-prompt hook thresholds so an unrelated prompt injects nothing. A
-query word no record contains still weighs in: little when it is a frequent English word (likely
-phrasing: "suite", "stuck"), a lot when it is not (likely a topic the store knows nothing about:
-"storybook", "gdpr").
+query word no record contains still weighs in: little when it is a very frequent English word
+(likely phrasing: "need", "work"), more the rarer it is ("weekend", "incidents"), and a lot when it
+is not a frequent word at all (likely a topic the store knows nothing about: "storybook", "gdpr").
 
 Changed facts are ranked by their chains: a superseded record that matches surfaces the record now
 in force in its place (the hit's ``via``), and when superseded records are shown on request they
@@ -30,18 +30,17 @@ from agentctx.store.db import Store
 from agentctx.store.ids import normalize_time
 from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
 from agentctx.store.scoring import (
-    ABSENT_COMMON_WEIGHT,
-    ABSENT_TERM_WEIGHT,
     BM25_WEIGHTS,
     CONFIDENCE_WEIGHT,
     PRESENT_COMMON_WEIGHT,
     SUPERSEDED_WEIGHT,
     TYPE_WEIGHT,
     VIA_WEIGHT,
+    absent_word_weight,
     age_days,
     recency,
 )
-from agentctx.store.textproc import fts_phrase, query_terms
+from agentctx.store.textproc import fts_phrase, query_terms, word_rank
 
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
@@ -225,50 +224,20 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     return hits
 
 
-_COMMON_WORDS_FILE = "common_words.txt"
-_common_words: frozenset[str] | None = None
-
-
 def _term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str, float]:
-    """Each query term's weight in relevance: its IDF, or a share of the rarest IDF if absent."""
+    """Each query term's weight in relevance: its IDF (less for a frequent English word), or,
+    when no record contains it, a multiple of the rarest IDF that grows with its rarity."""
     rarest = math.log(1.0 + (total + 0.5) / 0.5)
     weights = {}
     for t in terms:
+        rank = word_rank(t)
         if df[t]:
             weights[t] = math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5))
-            if _is_common_word(t):
+            if rank is not None:
                 weights[t] *= PRESENT_COMMON_WEIGHT
-        elif _is_common_word(t):
-            weights[t] = ABSENT_COMMON_WEIGHT * rarest
         else:
-            weights[t] = ABSENT_TERM_WEIGHT * rarest
+            weights[t] = absent_word_weight(rank) * rarest
     return weights
-
-
-def _is_common_word(term: str) -> bool:
-    """Whether ``term`` (or it without a plural, past or -ing ending) is frequent in English."""
-    words = common_words()
-    if term in words:
-        return True
-    return any(term.endswith(suffix) and term[: -len(suffix)] in words
-               for suffix in ("s", "es", "ed", "ing", "ly"))
-
-
-def common_words() -> frozenset[str]:
-    """The frequent-English word list (``agentctx/data/common_words.txt``), read once."""
-    global _common_words
-    if _common_words is None:
-        import os
-
-        path = os.path.join(os.path.dirname(os.path.dirname(__file__)), "data",
-                            _COMMON_WORDS_FILE)
-        try:
-            with open(path, encoding="utf-8") as handle:
-                # A comment header, a blank line, then one word per line.
-                _common_words = frozenset(handle.read().split("\n\n", 1)[-1].split())
-        except OSError:
-            _common_words = frozenset()
-    return _common_words
 
 
 def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],

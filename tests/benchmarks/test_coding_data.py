@@ -97,6 +97,20 @@ class TestQueries:
                                                 held_out: list[data.BenchQuery]) -> None:
         data.check_queries(history, tuning + held_out)
 
+    def test_second_tuning_file_is_disjoint_and_labelled(
+            self, history: data.History, tuning: list[data.BenchQuery],
+            held_out: list[data.BenchQuery]) -> None:
+        second = data.load_queries(data.TUNING_2_PATH)
+        assert sum(not q.answerable for q in second) >= 50
+        assert sum(q.answerable for q in second) >= 20
+        others = tuning + held_out
+        assert not {q.id for q in second} & {q.id for q in others}
+        # Compared without being shown: the held-out prompts are never printed.
+        normalized = {" ".join(q.prompt.lower().split()) for q in others}
+        assert sum(" ".join(q.prompt.lower().split()) in normalized for q in second) == 0
+        data.check_queries(history, second)
+        assert set(data.SPLIT_FILES) == {"tuning", "tuning-2", "held-out"}
+
     def test_bad_labels_are_refused(self, history: data.History) -> None:
         with pytest.raises(data.DataError, match="not a record"):
             data.check_queries(history, [data.BenchQuery("x1", "p", ("nope",), False)])

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from agentctx.store import Store, graph, records
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
+from agentctx.store.textproc import query_terms
 
 P = "proj-a"
 
@@ -164,9 +165,46 @@ def test_where_did_we_leave_off_brings_the_latest_handover(store: Store) -> None
     assert hits[0].record.id == handover.id and hits[0].relevance == 1.0
 
 
+FILLER = ["Deploy with Helm to the staging cluster", "Invoices are PDFs rendered by WeasyPrint",
+          "Background jobs run on Dramatiq", "Logs are structlog key-value events",
+          "Money is stored in integer cents", "Feature flags live in Unleash"]
+
+
+def _filler(store: Store) -> None:
+    """A few unrelated records, so that a matched word is rare in the store, as in real use."""
+    for title in FILLER:
+        records.add(store, Draft(type="decision", title=title), project_id=P)
+
+
 def test_an_unknown_rare_word_weighs_more_than_an_unknown_common_one(store: Store) -> None:
-    records.add(store, Draft(type="decision", title="Tests run with pytest",
+    _filler(store)
+    records.add(store, Draft(type="decision", title="Tests use pytest",
                              body="make test runs the suite"), project_id=P)
     phrasing = search(store, Query(text="how do i run tests, they seem stuck", project_id=P))
     topic = search(store, Query(text="run storybook tests", project_id=P))
     assert phrasing[0].relevance > 0.5 > topic[0].relevance
+
+
+def test_an_unknown_word_weighs_more_the_rarer_it_is_in_english(store: Store) -> None:
+    _filler(store)
+    records.add(store, Draft(type="decision", title="Invoices are sent by email",
+                             body="Postmark delivers them."), project_id=P)
+    relevance = {word: search(store, Query(text=f"invoices {word}", project_id=P))[0].relevance
+                 for word in ("today", "weekend", "quarterly", "storybook")}
+    # "today" is very frequent, "weekend" less so, "quarterly" rare, "storybook" not listed.
+    assert relevance["today"] > relevance["weekend"] > relevance["quarterly"] > \
+        relevance["storybook"]
+
+
+def test_words_of_software_work_count_as_phrasing(store: Store) -> None:
+    _filler(store)
+    records.add(store, Draft(type="decision", title="Dependencies are managed with uv",
+                             body="uv sync installs them."), project_id=P)
+    # "deps" and "repo" are not English dictionary words, but they are not topics either.
+    hit = search(store, Query(text="uv deps in this repo", project_id=P))[0]
+    assert hit.relevance > 0.7  # as rare topic words they would leave it under 0.2
+
+
+def test_contractions_typed_without_apostrophes_are_stop_words() -> None:
+    assert query_terms("whats the deal, dont we use uv? it isnt working") == [
+        "deal", "use", "uv", "working"]
