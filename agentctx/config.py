@@ -64,6 +64,9 @@ KNOBS: dict[str, Knob] = {
         Knob("prompt_min_relevance", "float", 0.25,
              "Share of a prompt's weighted terms a record must match to be injected (0-1).",
              minimum=0.0, maximum=1.0),
+        Knob("prompt_semantic_check", "bool", True,
+             "Skip a weakly matching record whose meaning is far from the prompt (needs "
+             "embeddings; see consolidate)."),
         Knob("subagent_inject", "bool", True,
              "Inject active decisions and conventions into subagents at SubagentStart."),
         Knob("subagent_tokens", "int", 500, "Token budget of the SubagentStart slice.",

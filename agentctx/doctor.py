@@ -160,6 +160,31 @@ def check_embedding_model(cfg: config.Config) -> Check:
                  "'agentctx config set embeddings off'")
 
 
+def check_semantic_check(cfg: config.Config) -> Check:
+    """Whether the per-prompt hook can compare meanings (the model's query side file)."""
+    if not cfg.get_bool("prompt_semantic_check"):
+        return Check("semantic check", OK, "off (prompt_semantic_check = off)")
+    if not cfg.get_bool("embeddings"):
+        return Check("semantic check", OK, "off (embeddings disabled; keyword relevance only)")
+    if not config.db_path().exists():
+        return Check("semantic check", WARN, "no store yet", "run 'agentctx init'")
+    from agentctx.store import Store, querymodel
+
+    try:
+        with Store.open(busy_timeout_ms=1000) as db:
+            entry = querymodel.registered(db)
+            side = querymodel.open_registered(db)
+    except (OSError, sqlite3.Error) as exc:
+        return Check("semantic check", WARN, f"cannot read the store: {exc}")
+    if side is None:
+        where = f" ({jsonfile.display(Path(entry[1]))} is missing or stale)" if entry else ""
+        return Check("semantic check", WARN, f"not ready{where}: prompts are matched by "
+                     "keywords only", "run 'agentctx consolidate' (it writes the query side "
+                     "file of a WordPiece model)")
+    side.close()
+    return Check("semantic check", OK, f"on ({side.model})")
+
+
 def check_api_key(cfg: config.Config) -> Check:
     """Extraction needs ANTHROPIC_API_KEY in Claude Code's environment."""
     if not cfg.get_bool("llm"):
@@ -453,7 +478,8 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
     except config.ConfigError as exc:
         checks.append(Check("config", FAIL, str(exc), "fix it with 'agentctx config'"))
         cfg = config.Config({})
-    checks += [check_store(), check_vectors(cfg), check_embedding_model(cfg), check_api_key(cfg)]
+    checks += [check_store(), check_vectors(cfg), check_embedding_model(cfg),
+               check_semantic_check(cfg), check_api_key(cfg)]
     hooks, session_argv = check_hooks(cwd)
     checks.append(hooks)
     checks.append(check_mcp(cwd, probe=probe))

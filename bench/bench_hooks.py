@@ -4,7 +4,10 @@ For stores of 1K, 10K and 100K records (``bench/synth.py``), each iteration runs
 one loop with the same interpreter and environment:
 
 * ``baseline`` — ``python -c "import sqlite3, json"`` (fed the same stdin);
-* ``prompt`` — ``agentctx hook prompt`` with a realistic prompt, a new session each time;
+* ``prompt`` — ``agentctx hook prompt`` with a realistic prompt, a new session each time, keyword
+  relevance only (``prompt_semantic_check`` off);
+* ``prompt-sem`` — the same with the semantic check on: every record embedded with the real small
+  model (``--model``) and the model's query side file registered, as consolidation leaves them;
 * ``post-tool`` — ``agentctx hook post-tool``, alternating a Write and a passing pytest run;
 * ``start-fresh`` — ``agentctx hook session-start`` served from the pre-computed digest;
 * ``start-inline`` — the same after a record change, so the digest is built inline;
@@ -12,16 +15,16 @@ one loop with the same interpreter and environment:
   detached finishing child (consolidation; ``llm`` and ``embeddings`` are off in the benchmark
   home) is waited for after each timed run, so no child competes with the next measurement.
 
-It prints the median of each, its ratio to the baseline's median and the targets: prompt ≤ 1.6×
-at 10K and ≤ 2.5× at 100K, session-start fresh ≤ 1.4× at every size, post-tool ≤ 1.6×, and
-session-end ≤ 1.6× (Claude Code gives all SessionEnd hooks 1.5 s together).
+It prints the median of each, its ratio to the baseline's median and the targets: prompt and
+prompt-sem ≤ 1.6× at 10K and ≤ 2.5× at 100K, session-start fresh ≤ 1.4× at every size, post-tool
+≤ 1.6×, and session-end ≤ 1.6× (Claude Code gives all SessionEnd hooks 1.5 s together).
 
 Bytecode: the environment may set ``PYTHONDONTWRITEBYTECODE`` (then every run recompiles every
 module, which no installed copy does); the runs use a private ``PYTHONPYCACHEPREFIX`` instead,
 warmed up before timing, for the baseline and the hooks alike.
 
 Usage: ``.venv/bin/python bench/bench_hooks.py [--sizes 1000,10000,100000] [--runs 40]
-[--knob prompt_min_relevance=0.3]``
+[--knob prompt_min_relevance=0.3] [--model ../shared/models/minilm-static-256]``
 """
 
 from __future__ import annotations
@@ -54,8 +57,11 @@ PROMPTS = [
     "how should the cache layer read its settings at start-up",
 ]
 END_RUNS = 15  # session-end runs per size (each waits for its consolidation child)
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "shared" / "models" / \
+    "minilm-static-256"
 TARGETS = {  # name -> {size: max ratio}; None size = every size
     "prompt": {10_000: 1.6, 100_000: 2.5},
+    "prompt-sem": {10_000: 1.6, 100_000: 2.5},
     "start-fresh": {None: 1.4},
     "post-tool": {None: 1.6},
     "session-end": {None: 1.6},
@@ -133,7 +139,28 @@ def _wait_for_finish(home: Path, session_id: str, timeout: float = 300) -> None:
     raise SystemExit(f"the finishing child of {session_id} did not finish in {timeout} s")
 
 
+def _prepare_semantic(db_path: Path, home: Path, model_path: Path) -> str:
+    """Embed every record and register the model's query side file; returns what was done."""
+    os.environ["AGENTCTX_EMBED_MODEL"] = str(model_path)
+    os.environ["AGENTCTX_HOME"] = str(home)
+    from agentctx.benchmarks.retrieval import embed_pending
+    from agentctx.consolidate.embed import load_model
+    from agentctx.consolidate.querymodel import ensure
+    from agentctx.store import Store
+
+    model = load_model()
+    if model is None:
+        return f"semantic check not measured: cannot load {model_path}"
+    with Store.open(db_path) as db:
+        started = time.perf_counter()
+        embedded = embed_pending(db, model)
+        outcome = ensure(db, model, home)
+    return (f"semantic check: {embedded:,} records embedded with {model_path.name} in "
+            f"{time.perf_counter() - started:.1f} s, query side file {outcome}")
+
+
 def bench_size(size: int, runs: int, workdir: Path, knobs: dict[str, str] | None = None,
+               model_path: Path | None = None,
                ) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Build a store of ``size`` records and time every command ``runs`` times, interleaved."""
     home = workdir / f"home-{size}"
@@ -147,35 +174,45 @@ def bench_size(size: int, runs: int, workdir: Path, knobs: dict[str, str] | None
 
     with Store.open(home / "agentctx.db") as db:
         digest.refresh(db, projects.get(db, project_id), builder="bench")
+    semantic = (_prepare_semantic(home / "agentctx.db", home, model_path) if model_path
+                else "semantic check not measured (no model)")
+    measure_semantic = semantic.startswith("semantic check:")
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("AGENTCTX_") and k != "PYTHONDONTWRITEBYTECODE"}
     env.update(AGENTCTX_HOME=str(home), PYTHONPYCACHEPREFIX=str(workdir / "pycache"),
                AGENTCTX_LLM="off", AGENTCTX_EMBEDDINGS="off")
     env.update({f"AGENTCTX_{key.upper()}": value for key, value in (knobs or {}).items()})
     baseline = [sys.executable, "-c", "import sqlite3, json"]
-    times: dict[str, list[float]] = {k: [] for k in ("baseline", "prompt", "post-tool",
-                                                      "start-fresh", "start-inline",
+    keyword_only = {**env, "AGENTCTX_PROMPT_SEMANTIC_CHECK": "off"}
+    with_check = {**env, "AGENTCTX_PROMPT_SEMANTIC_CHECK": "on"}
+    times: dict[str, list[float]] = {k: [] for k in ("baseline", "prompt", "prompt-sem",
+                                                      "post-tool", "start-fresh", "start-inline",
                                                       "baseline-end", "session-end")}
     cpu: dict[str, list[float]] = {k: [] for k in times}
-    injected = {"prompt": 0, "start-fresh": 0, "start-inline": 0}
+    injected = {"prompt": 0, "prompt-sem": 0, "start-fresh": 0, "start-inline": 0}
     for warm in range(3):  # compile bytecode, fill caches; not timed
         for kind, event in (("prompt", "prompt"), ("post-tool", "post-tool"),
                             ("start-fresh", "session-start")):
             _timed(_command(event),
                    json.dumps(_payload(kind, cwd, f"warm-{warm}-{kind}", warm)).encode(), env)
+        _timed(_command("prompt"),
+               json.dumps(_payload("prompt", cwd, f"warm-{warm}-sem", warm)).encode(), with_check)
         _timed(baseline, b"{}", env)
     for index in range(runs):
         session_id = str(uuid.uuid4())
         jobs = [
             ("baseline", baseline, b"{}"),
             ("prompt", _command("prompt"), _payload("prompt", cwd, session_id, index)),
+            *([("prompt-sem", _command("prompt"),
+                _payload("prompt", cwd, session_id + "-s", index))] if measure_semantic else []),
             ("post-tool", _command("post-tool"), _payload("post-tool", cwd, session_id, index)),
             ("start-fresh", _command("session-start"),
              _payload("start-fresh", cwd, session_id + "-f", index)),
         ]
         for name, cmd, payload in jobs:
             stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-            elapsed, used, out = _timed(cmd, stdin, env)
+            elapsed, used, out = _timed(cmd, stdin, with_check if name == "prompt-sem" else
+                                        keyword_only if name == "prompt" else env)
             times[name].append(elapsed)
             cpu[name].append(used)
             if name in injected and out.strip():
@@ -199,8 +236,9 @@ def bench_size(size: int, runs: int, workdir: Path, knobs: dict[str, str] | None
         _wait_for_finish(home, session_id)
     log = home / "logs" / "hooks.log"
     problems = log.read_text(encoding="utf-8").strip() if log.exists() else ""
-    print(f"\n{size:,} records (built in {built_in:.1f} s); injected: prompt "
-          f"{injected['prompt']}/{runs}, start-fresh {injected['start-fresh']}/{runs}, "
+    print(f"\n{size:,} records (built in {built_in:.1f} s); {semantic}; injected: prompt "
+          f"{injected['prompt']}/{runs}, prompt-sem {injected['prompt-sem']}/{runs}, "
+          f"start-fresh {injected['start-fresh']}/{runs}, "
           f"start-inline {injected['start-inline']}/{runs}")
     if problems:
         print("hooks.log:\n" + problems)
@@ -212,7 +250,8 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-NAMES = ["baseline", "prompt", "post-tool", "start-fresh", "start-inline", "session-end"]
+NAMES = ["baseline", "prompt", "prompt-sem", "post-tool", "start-fresh", "start-inline",
+         "session-end"]
 
 
 def _table(title: str, results: dict[int, dict[str, list[float]]],
@@ -225,6 +264,8 @@ def _table(title: str, results: dict[int, dict[str, list[float]]],
 
 def _ratio_cell(name: str, values: dict[str, list[float]]) -> str:
     base = statistics.median(values["baseline-end" if name == "session-end" else "baseline"])
+    if not values[name]:
+        return "-"
     median = statistics.median(values[name])
     return f"{median * 1000:6.1f} ms {median / base:5.2f}x"
 
@@ -236,31 +277,41 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
                         help="a configuration knob for the hooks, e.g. prompt_min_relevance=0.3")
+    parser.add_argument("--model", default=str(DEFAULT_MODEL),
+                        help="model2vec folder for the prompt-sem runs ('none' to skip them)")
     args = parser.parse_args()
+    model_path = None if args.model == "none" else Path(args.model)
+    if model_path is not None and not model_path.is_dir():
+        print(f"no model at {model_path}: prompt-sem is not measured (pass --model)")
+        model_path = None
     knobs = dict(item.split("=", 1) for item in args.knob)
     sizes = [int(s) for s in args.sizes.split(",") if s]
     walls: dict[int, dict[str, list[float]]] = {}
     cpus: dict[int, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory(prefix="agentctx-bench-") as tmp:
         for size in sizes:
-            walls[size], cpus[size] = bench_size(size, args.runs, Path(tmp), knobs)
+            walls[size], cpus[size] = bench_size(size, args.runs, Path(tmp), knobs, model_path)
     _table(f"median wall time (ms) and ratio to the baseline, {args.runs} interleaved runs each "
            f"(session-end: {min(args.runs, END_RUNS)}, against the baseline of its own loop)",
            walls, _ratio_cell)
     _table("90th percentile wall time (ms): a median hides the slow prompts", walls,
-           lambda name, values: f"{_percentile(values[name], 0.9) * 1000:6.1f} ms")
+           lambda name, values: f"{_percentile(values[name], 0.9) * 1000:6.1f} ms"
+           if values[name] else "-")
     _table("median CPU time (user + system, ms) and ratio: steadier than wall time on a busy "
            "machine", cpus, _ratio_cell)
     failures = []
     for size, values in walls.items():
         for name, limits in TARGETS.items():
             limit = limits.get(size, limits.get(None))
+            if not values[name]:
+                continue
             base = statistics.median(values["baseline-end" if name == "session-end" else
                                             "baseline"])
             ratio = statistics.median(values[name]) / base
             if limit is not None and ratio > limit:
                 failures.append(f"{name} at {size:,}: {ratio:.2f}x > {limit}x")
-    print("\ntargets (wall time): prompt <= 1.6x at 10K and <= 2.5x at 100K; start-fresh <= "
+    print("\ntargets (wall time): prompt and prompt-sem <= 1.6x at 10K and <= 2.5x at 100K; "
+          "start-fresh <= "
           "1.4x; post-tool <= 1.6x; session-end <= 1.6x")
     print("result: " + ("all targets met" if not failures else "MISSED: " + "; ".join(failures)))
 

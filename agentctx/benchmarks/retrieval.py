@@ -184,7 +184,19 @@ def consolidate(db: Store, embedder: Embedder | None, cfg: config.Config) -> Con
                             embed_pending(db, model) if model is not None else 0)
     if report.stopped:
         return Consolidated(f"consolidation stopped early ({report.stopped})", report.embedded)
-    return Consolidated("consolidation ran", report.embedded)
+    return Consolidated(f"consolidation ran; {_semantic_note(report.query_model, cfg)}",
+                        report.embedded)
+
+
+def _semantic_note(query_model: str, cfg: config.Config) -> str:
+    """Whether the hook's semantic check can run on the store consolidation prepared."""
+    if not cfg.get_bool("prompt_semantic_check"):
+        return "semantic check off (prompt_semantic_check = off)"
+    if query_model in ("written", "current"):
+        return "semantic check on"
+    if query_model.startswith("unavailable"):
+        return f"semantic check {query_model}"
+    return "semantic check unavailable (no vectors)"
 
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:

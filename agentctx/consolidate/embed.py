@@ -68,6 +68,11 @@ class EmbeddingModel:
         self._model = model
         self.dim = int(model.dim)
 
+    @property
+    def static(self) -> Any:
+        """The underlying model2vec ``StaticModel`` (its tokenizer and embedding table)."""
+        return self._model
+
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts``: a float32 array with one L2-normalized row per text."""
         import numpy as np

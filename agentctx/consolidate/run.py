@@ -10,6 +10,8 @@ rebuilt.
 Steps, in order (each checks the time box before it starts and between batches):
 
 1. **embed** — every pending record, batch by batch (one model load).
+   **query-model** — write (or confirm) the model's query side file, which lets the per-prompt
+   hook embed a prompt without numpy (:mod:`agentctx.consolidate.querymodel`).
 2. **duplicates** — near-duplicate scan per project and type; confirmed pairs are merged when a
    judge is available, otherwise they stay merge candidates.
 3. **scores** — decay scores and ``low_score_since`` of every current record.
@@ -48,7 +50,7 @@ LOCK_NAME = "consolidate"
 META_LAST_RUN = "consolidate_last_run"
 DEFAULT_BATCH = 1024
 MERGE_REVIEWS_PER_RUN = 20
-STEPS = ("embed", "duplicates", "scores", "archive", "index", "digests")
+STEPS = ("embed", "query-model", "duplicates", "scores", "archive", "index", "digests")
 
 Progress = Callable[[str], None]
 
@@ -64,6 +66,7 @@ class Report:
     embeddings: str = ""  # why embeddings are off, or "on"
     backend: str = ""
     embedded: int = 0
+    query_model: str = ""  # the hooks' query side file: written, current, or why unavailable
     pending_left: int = 0
     near_duplicates: int = 0
     new_candidates: int = 0
@@ -154,6 +157,7 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
     steps: list[tuple[str, Callable[[], bool]]] = []
     if model is not None:
         steps += [("embed", lambda: _embed(db, model, scope, batch_size, clock, report, progress)),
+                  ("query-model", lambda: _query_model(db, model, report, progress)),
                   ("duplicates", lambda: _duplicates(db, model, scope, cfg, judge, clock, report,
                                                      progress))]
     steps += [("scores", lambda: _scores(db, scope, cfg, now, clock, report, progress)),
@@ -194,6 +198,14 @@ def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_
         matrix = model.encode(texts)
         report.embedded += vectors.save(db, model.name, list(zip(batch, matrix, strict=True)))
         progress(f"embedded {report.embedded}/{total}")
+
+
+def _query_model(db: Store, model: EmbeddingModel, report: Report, progress: Progress) -> bool:
+    from agentctx.consolidate.querymodel import ensure
+
+    report.query_model = ensure(db, model)
+    progress(f"query side file: {report.query_model}")
+    return True
 
 
 def _index(db: Store, model: EmbeddingModel, progress: Progress) -> bool:

@@ -2,7 +2,9 @@
 
 The store's one search runs on the prompt; records already injected into this session (by the
 digest or earlier turns) are left out; at most ``prompt_records`` (≤ 3) records whose relevance
-reaches ``prompt_min_relevance`` are injected, so an unrelated prompt injects nothing. The text
+reaches ``prompt_min_relevance`` are injected, so an unrelated prompt injects nothing; when the
+store has vectors and the model's query side file, a weak match whose meaning is far from the
+prompt is dropped too (the semantic check, ``prompt_semantic_check``). The text
 stays within ``prompt_tokens`` (≤ 2,000) tokens and ``injection_chars`` (≤ 8,000) characters: a
 record too long for what is left is cut with a ``… ctx_get <id>`` marker. Each injection leaves a
 receipt, counts one access per record, and the prompt — redacted — joins the session's recent
@@ -22,7 +24,9 @@ from agentctx.store import records, sessions
 from agentctx.store.db import Store
 from agentctx.store.ids import now_iso
 from agentctx.store.models import Hit
+from agentctx.store.scoring import SEMANTIC_MIN_COSINE, SEMANTIC_SURE_RELEVANCE
 from agentctx.store.search import MAX_LIMIT, Query, search
+from agentctx.store.textproc import query_terms
 
 EVENT = "UserPromptSubmit"
 OPT_OUT = "#noctx"
@@ -73,7 +77,9 @@ def select(db: Store, project_id: str, prompt: str, cfg: config.Config,
     """The records to inject for ``prompt``: no side effects, so benchmarks measure exactly this.
 
     The store's one search; records in ``seen`` left out; at most ``prompt_records`` hits whose
-    relevance reaches ``prompt_min_relevance``.
+    relevance reaches ``prompt_min_relevance``; then the semantic check (``prompt_semantic_check``)
+    drops a hit under ``SEMANTIC_SURE_RELEVANCE`` whose cosine with the prompt is under
+    ``SEMANTIC_MIN_COSINE`` — when the store has vectors and the model's query side file.
     """
     max_records = min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS)
     if max_records <= 0 or not prompt.strip():
@@ -82,7 +88,21 @@ def select(db: Store, project_id: str, prompt: str, cfg: config.Config,
     hits = search(db, Query(text=prompt, project_id=project_id,
                             limit=min(MAX_LIMIT, max_records + len(seen)),
                             min_relevance=threshold))
-    return [h for h in hits if h.relevance >= threshold and h.record.id not in seen][:max_records]
+    chosen = [h for h in hits if h.relevance >= threshold and h.record.id not in seen][:max_records]
+    if chosen and any(h.relevance < SEMANTIC_SURE_RELEVANCE for h in chosen) and \
+            cfg.get_bool("prompt_semantic_check"):
+        chosen = _semantic_check(db, prompt, chosen)
+    return chosen
+
+
+def _semantic_check(db: Store, prompt: str, hits: list[Hit]) -> list[Hit]:
+    from agentctx.store.querymodel import similarities
+
+    cosines = similarities(db, query_terms(prompt), [(h.record.pk, h.via) for h in hits])
+    if cosines is None:
+        return hits
+    return [h for h, cos in zip(hits, cosines, strict=True)
+            if h.relevance >= SEMANTIC_SURE_RELEVANCE or cos is None or cos >= SEMANTIC_MIN_COSINE]
 
 
 def compose(hits: Sequence[Hit], project_name: str,

@@ -59,3 +59,29 @@ def topic_vector(topic: str) -> np.ndarray:
     vector = np.zeros(DIM, dtype=np.float32)
     vector[list(TOPICS).index(topic)] = 1.0
     return vector
+
+
+# A WordPiece vocabulary over the same topics: whole words, plus pieces that spell "sqlitedb"
+# as "sqlite ##db" and "pytests" as "pytest ##s".
+PIECES = ("##db", "##s")
+
+
+def build_wordpiece(folder: Path) -> Path:
+    """Save a tiny model with a BERT-style WordPiece tokenizer into ``folder`` and return it."""
+    from model2vec import StaticModel
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordPiece
+    from tokenizers.normalizers import BertNormalizer
+    from tokenizers.pre_tokenizers import BertPreTokenizer
+
+    words, vectors = vocabulary()
+    extra = np.zeros((len(PIECES), DIM), dtype=np.float32)
+    extra[0, list(TOPICS).index("storage")] = 1.0
+    extra[1, list(TOPICS).index("testing")] = 0.5
+    vocab = {w: i for i, w in enumerate([*words, *PIECES])}
+    tokenizer = Tokenizer(WordPiece(vocab=vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = BertNormalizer(lowercase=True)
+    tokenizer.pre_tokenizer = BertPreTokenizer()
+    model = StaticModel(vectors=np.vstack([vectors, extra]), tokenizer=tokenizer, normalize=True)
+    model.save_pretrained(folder)
+    return folder

@@ -89,3 +89,32 @@ def test_importing_the_hook_package_and_digest_is_lean() -> None:
     loaded = _top(set(json.loads(done.stdout)))
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
     assert "agentctx.background" not in json.loads(done.stdout)  # imported lazily
+
+
+@pytest.mark.skipif(not LAUNCHER.exists(), reason="needs the installed agentctx console script")
+def test_semantic_check_stays_in_the_standard_library(seeded: Path, isolated_home: Path) -> None:
+    """A weak match makes the prompt hook embed the prompt from the query side file."""
+    import struct
+
+    import numpy as np
+
+    from agentctx.store import querymodel, vectors
+
+    with Store.open() as db:
+        pid = projects.resolve(db, str(seeded)).project.id
+        records.add(db, Draft(type="decision", title="Deploy with docker to staging"),
+                    project_id=pid)
+        records.add(db, Draft(type="convention", title="React components use css modules",
+                              body="Tested in every supported browser."), project_id=pid)
+        waiting = vectors.pending(db)
+        vectors.save(db, "tiny", [(p, np.ones(3, dtype=np.float32)) for p in waiting])
+        side = isolated_home / "models" / "query" / "tiny.db"
+        querymodel.write(side, model="tiny", source="tiny", dim=3, unk=None, prefix="##",
+                         max_chars=100, rows=[("docker", struct.pack("<3e", 1, 0, 0))])
+        querymodel.register(db, "tiny", side)
+    prompt = at(payloads("UserPromptSubmit")[0], seeded,
+                prompt="docker react css browser")
+    imported = _imported("prompt", prompt)
+    assert "agentctx.store.querymodel" in imported
+    heavy = _top(imported) & set(FORBIDDEN + SLOW_STDLIB)
+    assert not heavy, sorted(heavy)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
@@ -173,3 +175,36 @@ def test_a_changed_fact_is_injected_with_what_it_replaces(tmp_path: Path) -> Non
         text, _ = compose(chosen, "app", Config({}, {}))
         assert f"[{new.id}]" in text and f"replaces [{old.id}]" in text
         assert "SENTRY_DSN" in text and "ROLLBAR_TOKEN" not in text
+
+
+def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
+        app: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """With vectors and the query side file, a record matching one word of a prompt about
+    something else is left out; strong matches stay; the knob turns the check off."""
+    from agentctx.consolidate.embed import forget_loaded, load_model
+    from agentctx.consolidate.run import consolidate
+    from tests.consolidate import tiny_model
+
+    folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
+    pid = _project(app)
+    deploy = _add(pid, "decision", "Deploy to staging with docker",
+                  "Release images are built by the deploy job.")
+    components = _add(pid, "convention", "React components live in one folder per component",
+                      "Styles are css modules next to each react component.")
+    browsers = _add(pid, "convention", "Browser support: the last two versions",
+                    "css grid is fine in every supported browser.")
+    _add(pid, "decision", "Frontend state in react context", "No redux; react context only.")
+    try:
+        with Store.open() as db:
+            assert consolidate(db, model=load_model(), judge=None).query_model == "written"
+    finally:
+        forget_loaded()
+    prompt = "docker image for the react css browser component"
+    checked = _prompt(app, prompt)
+    assert components in checked and browsers in checked
+    assert deploy not in checked  # matched "docker" only: relevance 0.39, cosine 0.27
+    unchecked = _prompt(app, prompt, session="no-check",
+                        env={"AGENTCTX_PROMPT_SEMANTIC_CHECK": "off"})
+    assert deploy in unchecked and components in unchecked

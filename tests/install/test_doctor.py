@@ -70,7 +70,7 @@ def test_after_init_doctor_is_healthy_and_leaves_the_store_alone(home: Path,
 def test_text_output_is_one_line_per_check(home: Path) -> None:
     done = run_cli("doctor", "--quick")
     lines = done.stdout.splitlines()
-    assert len(lines) == 8
+    assert len(lines) == 9
     assert all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
     assert any(line.startswith("fail  hooks:") and "— fix: run 'agentctx init'" in line
                for line in lines)
@@ -193,3 +193,26 @@ def test_vector_backend_is_reported_with_its_reason(home: Path) -> None:
     assert check.status == "ok"
     # a fresh store has no vectors yet; the reason names the backend that would be used
     assert "vec0" in check.detail or "numpy" in check.detail or "not configured" in check.detail
+
+
+def test_semantic_check_readiness(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import struct
+
+    from agentctx.store import querymodel
+
+    assert doctor.check_semantic_check(config.Config.load()).status == "warn"  # no store
+    Store.open().close()
+    check = doctor.check_semantic_check(config.Config.load())
+    assert check.status == "warn" and "consolidate" in check.fix
+    side = home / ".agentctx" / "models" / "query" / "m.db"
+    querymodel.write(side, model="m", source="m", dim=1, unk=None, prefix="##", max_chars=100,
+                     rows=[("word", struct.pack("<1e", 1.0))])
+    with Store.open() as db:
+        querymodel.register(db, "m", side)
+    assert doctor.check_semantic_check(config.Config.load()) == doctor.Check(
+        "semantic check", "ok", "on (m)")
+    side.unlink()
+    stale = doctor.check_semantic_check(config.Config.load())
+    assert stale.status == "warn" and "missing or stale" in stale.detail
+    monkeypatch.setenv("AGENTCTX_PROMPT_SEMANTIC_CHECK", "off")
+    assert doctor.check_semantic_check(config.Config.load()).detail.startswith("off")

@@ -1,0 +1,322 @@
+"""The query side of the embedding model, in the standard library: a prompt's vector in a hook.
+
+A model2vec model is a table of token vectors: a text's embedding is the mean of its tokens'
+rows. Consolidation (which loads the real model) writes that table, with the vocabulary, into a
+side file under ``<home>/models/query`` and registers it in the store's ``meta``; the per-prompt
+hook then embeds the prompt's terms with a few indexed lookups — no numpy, no tokenizers — and
+compares it with the stored vectors of the records it is about to inject (the semantic check in
+:func:`agentctx.hooks.prompt.select`).
+
+Only WordPiece vocabularies (BERT-style, lower-cased: what model2vec distils from most sentence
+encoders) are written; for any other tokenizer the check is simply unavailable. Terms arrive
+folded and split as the FTS index splits them (:func:`agentctx.store.textproc.query_terms`), which
+for a lower-casing BERT tokenizer leaves only WordPiece to do; CJK ideographs are split one per
+token, as BERT does.
+
+The side file is a cache of the model folder: it is rebuilt when the model (its name, or its
+weights' size and modification time) changes, and every reader treats a missing, partial or
+foreign file as "no semantic check".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+
+from agentctx.store.db import Store
+
+FORMAT = 1
+META_KEY = "query_model"
+# Bytes per stored component: vectors are kept as float16 (half the size; cosine is unaffected
+# at the precision the check uses).
+_HALF = 2
+
+
+class QueryModel:
+    """An open side file: embeds query terms the way the model embeds text."""
+
+    def __init__(self, conn: sqlite3.Connection, model: str, dim: int, unk: str | None,
+                 prefix: str, max_chars: int) -> None:
+        self._conn = conn
+        self.model = model
+        self.dim = dim
+        self._unk = unk
+        self._prefix = prefix
+        self._max_chars = max_chars
+        self._unpack = struct.Struct(f"<{dim}e").unpack
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> QueryModel | None:
+        """The side file at ``path``, or ``None`` when it is missing or not a complete one."""
+        if not os.path.isfile(path):
+            return None
+        try:
+            conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+            meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+            if int(meta.get("format", 0)) != FORMAT or meta.get("complete") != "1":
+                conn.close()
+                return None
+            return cls(conn, str(meta["model"]), int(meta["dim"]), meta.get("unk") or None,
+                       str(meta.get("prefix", "##")), int(meta.get("max_chars", 100)))
+        except (sqlite3.Error, KeyError, ValueError):
+            return None
+
+    def close(self) -> None:
+        """Close the side file."""
+        self._conn.close()
+
+    def _lookup(self, pieces: Iterable[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(pieces))
+        found: dict[str, bytes] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            found.update(self._conn.execute(
+                f"SELECT token, vector FROM tokens WHERE token IN ({','.join('?' * len(chunk))})",
+                chunk).fetchall())
+        return found
+
+    def tokens(self, terms: Sequence[str]) -> list[str]:
+        """WordPiece tokens of ``terms`` (unknown words dropped, as model2vec drops ``[UNK]``)."""
+        words = [w for term in terms for w in _split_cjk(term)]
+        known = self._lookup(words)
+        out: list[str] = []
+        rest = [w for w in words if w not in known and len(w) <= self._max_chars]
+        pieces = self._lookup(p for w in rest for p in self._candidates(w)) if rest else {}
+        for word in words:
+            if word in known:
+                out.append(word)
+            elif len(word) <= self._max_chars:
+                out.extend(self._wordpiece(word, pieces))
+        return out
+
+    def _candidates(self, word: str) -> Iterable[str]:
+        for end in range(1, len(word)):
+            yield word[:end]
+        for start in range(1, len(word)):
+            for end in range(start + 1, len(word) + 1):
+                yield self._prefix + word[start:end]
+
+    def _wordpiece(self, word: str, vocab: Mapping[str, bytes]) -> list[str]:
+        """Greedy longest-match-first; a word with an unmatched piece is ``[UNK]`` (dropped)."""
+        pieces: list[str] = []
+        start = 0
+        while start < len(word):
+            end = len(word)
+            match = None
+            while start < end:
+                piece = word[start:end] if start == 0 else self._prefix + word[start:end]
+                if piece in vocab:
+                    match = piece
+                    break
+                end -= 1
+            if match is None:
+                return []
+            pieces.append(match)
+            start = end
+        return pieces
+
+    def encode(self, terms: Sequence[str]) -> tuple[float, ...] | None:
+        """The unit vector of ``terms`` (mean of their token rows), ``None`` if none is known."""
+        tokens = self.tokens(terms)
+        if not tokens:
+            return None
+        rows = self._lookup(tokens)
+        total = [0.0] * self.dim
+        count = 0
+        for token in tokens:
+            blob = rows.get(token)
+            if blob is None or len(blob) != self.dim * _HALF:
+                continue
+            count += 1
+            for i, value in enumerate(self._unpack(blob)):
+                total[i] += value
+        if not count:
+            return None
+        return unit(total)
+
+
+def _split_cjk(term: str) -> list[str]:
+    """BERT splits CJK ideographs into one token each; everything else stays whole."""
+    if term.isascii() or not any(_is_cjk(ch) for ch in term):
+        return [term]
+    parts: list[str] = []
+    run = ""
+    for ch in term:
+        if _is_cjk(ch):
+            if run:
+                parts.append(run)
+                run = ""
+            parts.append(ch)
+        else:
+            run += ch
+    if run:
+        parts.append(run)
+    return parts
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF or 0x20000 <= code <= 0x2A6DF
+            or 0x2A700 <= code <= 0x2B73F or 0x2B740 <= code <= 0x2B81F
+            or 0x2B820 <= code <= 0x2CEAF or 0xF900 <= code <= 0xFAFF
+            or 0x2F800 <= code <= 0x2FA1F)
+
+
+def unit(vector: Sequence[float]) -> tuple[float, ...] | None:
+    """``vector`` scaled to length 1 (``None`` for a zero vector)."""
+    norm = math.sqrt(sum(v * v for v in vector))
+    if norm == 0.0:
+        return None
+    return tuple(v / norm for v in vector)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """The cosine of two vectors (0.0 when either is zero or they differ in length)."""
+    if len(a) != len(b):
+        return 0.0
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def record_vectors(db: Store, model: str, pks: Sequence[int]) -> dict[int, tuple[float, ...]]:
+    """The stored vectors of ``pks`` for ``model``, read with the standard library."""
+    if not pks:
+        return {}
+    rows = db.rows(f"SELECT record_pk, dim, vector FROM embeddings WHERE model = ? AND "
+                   f"record_pk IN ({','.join('?' * len(pks))})", [model, *pks])
+    out: dict[int, tuple[float, ...]] = {}
+    for pk, dim, blob in rows:
+        if len(blob) == dim * 4:
+            out[pk] = struct.unpack(f"<{dim}f", blob)
+    return out
+
+
+def similarities(db: Store, terms: Sequence[str],
+                 hits: Sequence[tuple[int, str | None]]) -> list[float | None] | None:
+    """The cosine between ``terms`` and each hit, given as ``(pk, via id)``; ``None`` overall
+    when the store has no usable side file or the terms embed to nothing.
+
+    A hit surfaced through a superseded record (``via``) takes the better of its own cosine and
+    that record's, since the prompt may name the old fact. A hit without a stored vector gets
+    ``None``.
+    """
+    model = open_registered(db)
+    if model is None:
+        return None
+    try:
+        query = model.encode(terms)
+    finally:
+        model.close()
+    if query is None:
+        return None
+    via_pks: dict[str, int] = {}
+    wanted_via = [via for _pk, via in hits if via]
+    if wanted_via:
+        via_pks = {str(row[0]): int(row[1]) for row in db.rows(
+            f"SELECT id, pk FROM records WHERE id IN ({','.join('?' * len(wanted_via))})",
+            wanted_via)}
+    pks = [pk for pk, _via in hits] + list(via_pks.values())
+    stored = record_vectors(db, model.model, pks)
+    out: list[float | None] = []
+    for pk, via in hits:
+        found = [cosine(query, stored[p]) for p in (pk, via_pks.get(via or "", -1))
+                 if p in stored]
+        out.append(max(found) if found else None)
+    return out
+
+
+# ------------------------------------------------------------------------------ registration
+
+
+def registered(db: Store) -> tuple[str, str] | None:
+    """The registered side file of the store, as ``(model, path)``, or ``None``."""
+    value = db.meta_get(META_KEY)
+    if not value:
+        return None
+    try:
+        entry = json.loads(value) if isinstance(value, str) else value
+        return str(entry["model"]), str(entry["path"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def open_registered(db: Store) -> QueryModel | None:
+    """The store's side file, open, when it is registered, present and for the same model."""
+    entry = registered(db)
+    if entry is None:
+        return None
+    model = QueryModel.open(entry[1])
+    if model is not None and model.model != entry[0]:
+        model.close()
+        return None
+    return model
+
+
+def register(db: Store, model: str, path: str | os.PathLike[str]) -> None:
+    """Record that ``model``'s side file is at ``path``."""
+    with db.write():
+        db.meta_set(META_KEY, json.dumps({"model": model, "path": os.fspath(path),
+                                          "format": FORMAT}))
+
+
+def unregister(db: Store) -> None:
+    """Forget the store's side file (the semantic check is then unavailable)."""
+    with db.write():
+        db.execute("DELETE FROM meta WHERE key = ?", (META_KEY,))
+
+
+# ---------------------------------------------------------------------------------- writing
+
+
+def side_file_meta(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The ``meta`` of a side file (empty when it is missing or unreadable)."""
+    if not os.path.isfile(path):
+        return {}
+    try:
+        conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+        try:
+            return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return {}
+
+
+def write(path: str | os.PathLike[str], *, model: str, source: str, dim: int, unk: str | None,
+          prefix: str, max_chars: int, rows: Iterable[tuple[str, bytes]]) -> None:
+    """Write a side file atomically: ``rows`` are (token, float16 vector bytes) pairs.
+
+    ``source`` fingerprints the model's weights; the file is complete only once renamed into
+    place, so a crash leaves the old file (or none), never a partial one.
+    """
+    target = os.fspath(path)
+    folder, name = os.path.split(target)
+    os.makedirs(folder or ".", exist_ok=True)
+    temporary = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    if os.path.exists(temporary):
+        os.unlink(temporary)
+    conn = sqlite3.connect(temporary)
+    try:
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
+        conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID")
+        conn.execute("CREATE TABLE tokens (token TEXT PRIMARY KEY, vector BLOB NOT NULL) "
+                     "WITHOUT ROWID")
+        size = dim * _HALF
+        conn.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
+                         ((token, blob) for token, blob in rows if len(blob) == size))
+        meta = {"format": str(FORMAT), "model": model, "source": source, "dim": str(dim),
+                "unk": unk or "", "prefix": prefix, "max_chars": str(max_chars),
+                "complete": "1"}
+        conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+        conn.commit()
+    finally:
+        conn.close()
+    with open(temporary, "rb") as handle:
+        os.fsync(handle.fileno())
+    os.replace(temporary, target)
