@@ -116,22 +116,31 @@ def search(
                                      help="Search what was in force at this date."),
     all_projects: bool = typer.Option(False, "--all-projects", help="Search every project."),
     limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="At most this many."),
+    keyword: bool = typer.Option(False, "--keyword",
+                                 help="Keywords only, without vector similarity."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
-    """Search records (FTS5 BM25, reranked by type, recency and confidence; pinned first)."""
+    """Search records: keywords (FTS5 BM25, reranked by type, recency and confidence; pinned
+    first) fused with vector similarity once consolidation has embedded the store, as
+    ctx_search does."""
     for type_ in types:
         _check_type(type_)
     with open_store() as db:
         project_id = None if all_projects else current_project(db, project).id
-        hits = srch.search(db, srch.Query(text=query, project_id=project_id, types=tuple(types),
-                                          file=file, include_superseded=superseded,
-                                          as_of=as_of, limit=limit))
+        request = srch.Query(text=query, project_id=project_id, types=tuple(types), file=file,
+                             include_superseded=superseded, as_of=as_of, limit=limit)
+        if keyword:
+            hits, mode = srch.search(db, request), "keyword (--keyword)"
+        else:
+            from agentctx.store.hybrid import search_stored
+
+            hits, mode = search_stored(db, request)
         shorts = rec.short_ids(db, [h.record.id for h in hits])
         if json_out:
             print_json([{**render.record_dict(h.record, shorts[h.record.id]),
-                         "rank": h.rank, "relevance": h.relevance, "matched": list(h.matched)}
-                        for h in hits])
+                         "rank": h.rank, "relevance": h.relevance, "matched": list(h.matched),
+                         "mode": mode.split(" ")[0]} for h in hits])
             return
         if not hits:
             typer.echo("no matches")

@@ -131,6 +131,29 @@ def store_vector_side(db: Store, query_vec: Any, query: Query, model: str) -> Ve
     return nearest
 
 
+def search_stored(db: Store, query: Query) -> tuple[list[Hit], str]:
+    """Hybrid search for one-shot callers (the CLI, the TUI): the query is embedded from the
+    model's query side file (no model load), the vectors read from the store; returns the hits
+    and ``"hybrid"``, or the keyword search's hits and why it was keyword only."""
+    from agentctx.store import querymodel
+    from agentctx.store.textproc import query_terms
+
+    side = querymodel.open_registered(db)
+    if side is None:
+        return search(db, query), "keyword (no query side file: run agentctx consolidate)"
+    try:
+        query_vec = side.encode(query_terms(query.text))
+    finally:
+        side.close()
+    if query_vec is None:
+        return search(db, query), "keyword (no query word is in the model's vocabulary)"
+    try:
+        import numpy  # noqa: F401  (the stored vectors are scored with numpy)
+    except ImportError:
+        return search(db, query), "keyword (numpy is not installed)"
+    return hybrid_search(db, query, store_vector_side(db, query_vec, query, side.model)), "hybrid"
+
+
 def _admissible(db: Store, query: Query, pks: Sequence[int]) -> dict[int, Record]:
     """The records among ``pks`` that pass the query's filters, by pk."""
     if not pks:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_cli
 
 
@@ -113,3 +115,26 @@ def test_config_commands(project_dir: Path) -> None:
         k for k in listed if k["key"] == "llm").items()
     assert run_cli("config", "get", "llm", env={"AGENTCTX_LLM": "on"}).stdout.strip() == "on"
     assert run_cli("config", "unset", "llm").returncode == 0
+
+
+def test_search_fuses_vectors_once_consolidated(project_dir: Path,
+                                                tmp_path_factory: pytest.TempPathFactory,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before consolidation the search is keyword only; after it, a record that shares no word
+    with the query but its topic is found through the model's query side file."""
+    from tests.consolidate import tiny_model
+
+    folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
+    cache = record(project_dir, "decision", "Sessions are cached in redis", "--body",
+                   "ttl of one hour; eviction is lru")
+    record(project_dir, "decision", "Deploy with docker to staging")
+    before = json.loads(run_cli("search", "memory cache", "--json", cwd=project_dir).stdout)
+    assert [h["mode"] for h in before] == ["keyword"]
+    assert run_cli("consolidate", cwd=project_dir).returncode == 0
+    # "memory" is in no record; the vector side brings the redis record for it.
+    found = json.loads(run_cli("search", "memory", "--json", cwd=project_dir).stdout)
+    assert found and found[0]["id"] == cache["id"] and found[0]["mode"] == "hybrid"
+    keyword = json.loads(run_cli("search", "memory", "--keyword", "--json",
+                                 cwd=project_dir).stdout)
+    assert keyword == []
