@@ -232,7 +232,7 @@ class HybridSearcher:
     def search(self, text: str, project_id: str, *, limit: int = 10,
                include_superseded: bool = False) -> list[Hit]:
         """Hybrid hits for ``text`` (the query is embedded on each call, as the server does)."""
-        from agentctx.store.hybrid import hybrid_search, project_scope
+        from agentctx.store.hybrid import MIN_COSINE, hybrid_search, project_scope
 
         query = Query(text=text, project_id=project_id, limit=limit,
                       include_superseded=include_superseded)
@@ -244,7 +244,8 @@ class HybridSearcher:
             return index.nearest(vector, project_ids=projects, limit=pool,
                                  include_superseded=include_superseded)
 
-        return hybrid_search(self.db, query, nearest)
+        # As the server: vector candidates under MIN_COSINE are noise, not meaning.
+        return hybrid_search(self.db, query, nearest, min_cosine=MIN_COSINE)
 
     def top_cosine(self, text: str, project_id: str) -> float | None:
         """The best cosine between ``text`` and any record of the project (``None``: no vectors)."""

@@ -23,15 +23,18 @@ import anyio
 from agentctx.config import Config
 from agentctx.consolidate.embed import query_text
 from agentctx.store.db import Store
-from agentctx.store.hybrid import VectorIndex, VectorSide, fingerprint, project_scope
+from agentctx.store.hybrid import (
+    MIN_COSINE,
+    VectorIndex,
+    VectorSide,
+    fingerprint,
+    project_scope,
+)
 from agentctx.store.search import Query
 
 FIRST_WAIT_S = 5.0
 RELOAD_WAIT_S = 2.0
 RETRY_AFTER_S = 60.0
-# Candidates less similar than this are noise, not meaning: with the static models agentctx uses,
-# unrelated texts score about -0.1 to 0.2 and related ones 0.3 and up (minilm-static-256).
-MIN_COSINE = 0.2
 
 log = logging.getLogger("agentctx.mcp")
 

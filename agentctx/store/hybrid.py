@@ -41,6 +41,9 @@ POOL = 50
 # and the LongMemEval subset (bench/bench_retrieval.py).
 RRF_K = 2
 VECTOR_WEIGHT = 0.85
+# Vector candidates less similar than this are noise, not meaning: with the static models agentctx
+# uses, unrelated texts score about -0.1 to 0.2 and related ones 0.3 and up (minilm-static-256).
+MIN_COSINE = 0.2
 
 VectorSide = Callable[[int], Sequence[tuple[int, float]]]
 """Given a pool size, the ``(record pk, cosine)`` pairs nearest to the query, best first."""
@@ -151,7 +154,8 @@ def search_stored(db: Store, query: Query) -> tuple[list[Hit], str]:
         import numpy  # noqa: F401  (the stored vectors are scored with numpy)
     except ImportError:
         return search(db, query), "keyword (numpy is not installed)"
-    return hybrid_search(db, query, store_vector_side(db, query_vec, query, side.model)), "hybrid"
+    return hybrid_search(db, query, store_vector_side(db, query_vec, query, side.model),
+                         min_cosine=MIN_COSINE), "hybrid"
 
 
 def _admissible(db: Store, query: Query, pks: Sequence[int]) -> dict[int, Record]:
