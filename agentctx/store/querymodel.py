@@ -55,7 +55,7 @@ class QueryModel:
         if not os.path.isfile(path):
             return None
         try:
-            conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+            conn = sqlite3.connect(_read_only_uri(path), uri=True)
             meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
             if int(meta.get("format", 0)) != FORMAT or meta.get("complete") != "1":
                 conn.close()
@@ -137,6 +137,14 @@ class QueryModel:
         if not count:
             return None
         return unit(total)
+
+
+def _read_only_uri(path: str | os.PathLike[str]) -> str:
+    """A read-only SQLite URI for ``path`` (the characters a URI reads specially escaped)."""
+    escaped = os.fspath(path)
+    for char, code in (("%", "%25"), ("?", "%3f"), ("#", "%23"), (" ", "%20")):
+        escaped = escaped.replace(char, code)
+    return f"file:{escaped}?mode=ro"
 
 
 def _split_cjk(term: str) -> list[str]:
@@ -278,7 +286,7 @@ def side_file_meta(path: str | os.PathLike[str]) -> dict[str, str]:
     if not os.path.isfile(path):
         return {}
     try:
-        conn = sqlite3.connect(f"file:{os.fspath(path)}?mode=ro", uri=True)
+        conn = sqlite3.connect(_read_only_uri(path), uri=True)
         try:
             return {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
         finally:

@@ -155,3 +155,12 @@ class TestSimilarities:
         assert querymodel.similarities(store, ["un"], [(storage.pk, old.id)]) == [
             pytest.approx(1.0)]
         assert querymodel.similarities(store, ["zzz"], [(storage.pk, None)]) is None
+
+
+def test_paths_with_uri_characters(tmp_path: Path) -> None:
+    path = tmp_path / "a dir?with#odd%chars" / "q.db"
+    querymodel.write(path, model="tiny", source="s", dim=DIM, unk=None, prefix="##",
+                     max_chars=12, rows=VOCAB.items())
+    opened = querymodel.QueryModel.open(path)
+    assert opened is not None and opened.tokens(["sqlite"]) == ["sqlite"]
+    assert querymodel.side_file_meta(path)["model"] == "tiny"
