@@ -9,6 +9,8 @@ Relations, in one place:
   the embeddings key on; ``id`` (ULID) is the public identity. ``superseded_by`` is kept consistent
   by the records API rather than a foreign key, because superseded records move to
   ``records_archive`` while their successors stay.
+* ``records_archive`` — records superseded long ago (same columns and pk, plus ``archived_at``),
+  with an FTS5 index of its own, ``records_archive_fts``, that searches as of a date read.
 * ``edges`` — links between records (``supersedes``, with the rationale in ``note``;
   ``derives_from``) and between sessions and entities (``touched``).
 * ``record_entities`` — records ↔ code entities (``nodes``): ``applies_to``, ``touches``, ``tests``.
@@ -168,6 +170,32 @@ def m001_initial(db: Database) -> None:
         cache_read_tokens INTEGER NOT NULL DEFAULT 0, usd REAL NOT NULL DEFAULT 0,
         ok INTEGER NOT NULL DEFAULT 1, error TEXT, created_at TEXT NOT NULL)""")
     db.execute("CREATE INDEX llm_calls_session ON llm_calls (session_id)")
+
+
+@MIGRATIONS()
+def m002_archive_fts(db: Database) -> None:
+    """A full-text index over ``records_archive``, so that a search as of a date finds facts in
+    force then that consolidation has since archived. Built from the rows already archived."""
+    archive_table = db["records_archive"]
+    assert isinstance(archive_table, Table)
+    archive_table.enable_fts(["title", "body", "project_id"], tokenize="porter unicode61",
+                             create_triggers=False)
+    db.execute("INSERT INTO records_archive_fts(records_archive_fts, rank) "
+               "VALUES ('rank', 'bm25(2.0, 1.0, 0.0)')")
+    # Written by hand as for records_fts: archived rows are read-only, but an update of any other
+    # column (the archive's pending_embedding flag) must still never re-index a row.
+    db.execute("""CREATE TRIGGER records_archive_fts_ai AFTER INSERT ON records_archive BEGIN
+        INSERT INTO records_archive_fts(rowid, title, body, project_id)
+        VALUES (new.pk, new.title, new.body, new.project_id); END""")
+    db.execute("""CREATE TRIGGER records_archive_fts_ad AFTER DELETE ON records_archive BEGIN
+        INSERT INTO records_archive_fts(records_archive_fts, rowid, title, body, project_id)
+        VALUES ('delete', old.pk, old.title, old.body, old.project_id); END""")
+    db.execute("""CREATE TRIGGER records_archive_fts_au
+        AFTER UPDATE OF title, body, project_id ON records_archive BEGIN
+        INSERT INTO records_archive_fts(records_archive_fts, rowid, title, body, project_id)
+        VALUES ('delete', old.pk, old.title, old.body, old.project_id);
+        INSERT INTO records_archive_fts(rowid, title, body, project_id)
+        VALUES (new.pk, new.title, new.body, new.project_id); END""")
 
 
 @contextmanager

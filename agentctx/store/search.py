@@ -14,6 +14,10 @@ in force in its place (the hit's ``via``), and when superseded records are shown
 rank just below their successor. A prompt phrased as "where did we leave off" brings the latest
 handovers (an intent prior).
 
+A search as of a date reads the archive too: it finds every record in force then, live or
+archived (:mod:`agentctx.store.search_asof`, imported only for such searches), with document
+frequencies and relevance counted over both tables.
+
 Degradation ladder: FTS5 → a LIKE scan (FTS5 missing, or ``search = like``) → pinned records only
 (``search = pinned``, or when the scan itself fails).
 """
@@ -168,6 +172,13 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     df = {term: int(db.scalar("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
                               (f"{{title body}} : {fts_phrase(term)}",)))
           for term in terms}
+    # As of a date, archived records count too: (live, archived) frequencies, and df their sum.
+    split: tuple[dict[str, int], dict[str, int]] | None = None
+    if query.as_of:
+        from agentctx.store import search_asof
+
+        split = (df, search_asof.archive_frequencies(db, terms))
+        df = {term: split[0][term] + split[1][term] for term in terms}
     present = [t for t in terms if df[t] > 0]
     if not present and not intent:
         return []
@@ -180,14 +191,19 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         reachable = sum(weight[t] for t in present) / denominator
         if round(reachable, 4) < query.min_relevance:
             return []
-    rows = _candidates(db, query, present, df, total) if present else []
+    if not present:
+        pool: list[tuple[Record, float]] = []
+    elif split is None:
+        pool = _candidates(db, query, present, df, total)
+    else:
+        where, params = _filters(query)
+        pool = search_asof.candidates(db, _selective_terms(present, df, total), split,
+                                      _project_match(query), where, params, CANDIDATE_POOL)
     chains = not query.as_of
     now = datetime.now(UTC)
     scored: dict[int, tuple[Record, float]] = {}
     superseded: list[tuple[Record, float]] = []
-    for row in rows:
-        record = rec.from_row(row)
-        base = -float(row[-1])
+    for record, base in pool:
         if chains and not record.current:
             superseded.append((record, base))
             if not query.include_superseded:
@@ -208,7 +224,15 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     # the rowids it checks.
     probe = [hit.record.pk for hit in top]
     probe += [via[pk][1] for pk in probe if pk in via]
-    matched = _matched_terms(db, terms, df, probe) if present else {}
+    if not present:
+        matched: dict[int, tuple[str, ...]] = {}
+    elif split is None:
+        matched = _matched_terms(db, terms, df, probe)
+    else:
+        archived = {hit.record.pk for hit in top if hit.record.archived}
+        matched = _matched_terms(db, terms, split[0], [pk for pk in probe if pk not in archived])
+        matched.update(_matched_terms(db, terms, split[1], sorted(archived),
+                                      "records_archive_fts"))
     hits = []
     for hit in top:
         pk = hit.record.pk
@@ -240,34 +264,48 @@ def _term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str,
     return weights
 
 
-def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
-                total: int) -> list[sqlite3.Row]:
-    """The fixed pool of best BM25 matches that pass the filters (superseded ones included,
-    unless searching as of a date, so that they can surface their successors)."""
-    selective = present
-    if total >= COMMON_TERM_MIN_RECORDS:
-        # Rarest terms first, while their postings stay within budget (always at least one):
-        # common terms would make the query read a large part of the index for little weight.
-        budget = POSTINGS_SHARE * total
-        selective, postings = [], 0
-        for term in sorted(present, key=lambda t: df[t]):
-            if selective and postings + df[term] > budget:
-                break
-            selective.append(term)
-            postings += df[term]
-    match = "{title body} : (" + " OR ".join(fts_phrase(t) for t in selective) + ")"
+def _selective_terms(present: list[str], df: dict[str, int], total: int) -> list[str]:
+    """The terms candidates are selected by: all of them, or in a large store the rarest."""
+    if total < COMMON_TERM_MIN_RECORDS:
+        return present
+    # Rarest terms first, while their postings stay within budget (always at least one):
+    # common terms would make the query read a large part of the index for little weight.
+    budget = POSTINGS_SHARE * total
+    selective: list[str] = []
+    postings = 0
+    for term in sorted(present, key=lambda t: df[t]):
+        if selective and postings + df[term] > budget:
+            break
+        selective.append(term)
+        postings += df[term]
+    return selective
+
+
+def _project_match(query: Query) -> str:
+    """The FTS5 clause that keeps the query's projects ("" for every project)."""
     projects = _projects(query)
-    if projects:
-        match += " AND project_id : (" + " OR ".join(fts_phrase(p) for p in projects) + ")"
-    where, params = _filters(query, superseded=query.as_of is None or query.include_superseded)
+    if not projects:
+        return ""
+    return " AND project_id : (" + " OR ".join(fts_phrase(p) for p in projects) + ")"
+
+
+def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
+                total: int) -> list[tuple[Record, float]]:
+    """The fixed pool of best BM25 matches of the live records that pass the filters, with
+    their scores (superseded ones included, so that they can surface their successors)."""
+    selective = _selective_terms(present, df, total)
+    match = "{title body} : (" + " OR ".join(fts_phrase(t) for t in selective) + ")"
+    match += _project_match(query)
+    where, params = _filters(query, superseded=True)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    return db.rows(
+    rows = db.rows(
         f"""WITH pool AS (
                 SELECT rowid AS pk, bm25(records_fts, {weights}) AS score FROM records_fts
                  WHERE records_fts MATCH ? ORDER BY score LIMIT {CANDIDATE_POOL})
             SELECT {_prefixed_columns()}, pool.score FROM pool JOIN records r ON r.pk = pool.pk
              WHERE {where}""",
         [match, *params])
+    return [(rec.from_row(row), -float(row[-1])) for row in rows]
 
 
 def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, float]],
@@ -354,32 +392,39 @@ def _intent_types(text: str) -> tuple[str, ...]:
 
 def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
                        scored: dict[int, tuple[Record, float]]) -> set[int]:
-    """Add the latest current records of the intended types, ranked with the best candidate."""
+    """Add the latest records of the intended types, ranked with the best candidate: current
+    ones, or as of a date those in force then."""
     wanted = [t for t in intent if not query.types or t in query.types]
     if not wanted:
         return set()
-    where, params = _filters(query._replace(include_superseded=False, as_of=None))
+    if query.as_of:
+        where, params = _filters(query)
+    else:
+        where, params = _filters(query._replace(include_superseded=False))
     marks = ",".join("?" * len(wanted))
-    rows = db.rows(f"SELECT {_prefixed_columns()} FROM records r WHERE r.type IN ({marks}) AND "
+    columns, source = _source(query)
+    rows = db.rows(f"SELECT {columns} FROM {source} WHERE r.type IN ({marks}) AND "
                    f"{where} ORDER BY r.valid_from DESC LIMIT {INTENT_RECORDS}",
                    [*wanted, *params])
     boosted = set()
     for row in rows:
-        record = rec.from_row(row)
+        record = _record(row, query)
         scored.setdefault(record.pk, (record, 1.0))
         boosted.add(record.pk)
     return boosted
 
 
-def _matched_terms(db: Store, terms: list[str], df: dict[str, int],
-                   pks: list[int]) -> dict[int, tuple[str, ...]]:
-    """Which query terms each candidate contains (one index probe per term)."""
+def _matched_terms(db: Store, terms: list[str], df: dict[str, int], pks: list[int],
+                   index: str = "records_fts") -> dict[int, tuple[str, ...]]:
+    """Which query terms each candidate contains (one probe of ``index`` per term)."""
+    if not pks:
+        return {}
     found: dict[int, list[str]] = {pk: [] for pk in pks}
     marks = ",".join("?" * len(pks))
     for term in terms:
         if df[term] == 0:
             continue
-        for row in db.rows(f"SELECT rowid FROM records_fts WHERE records_fts MATCH ? "
+        for row in db.rows(f"SELECT rowid FROM {index} WHERE {index} MATCH ? "
                            f"AND rowid IN ({marks})",
                            [f"{{title body}} : {fts_phrase(term)}", *pks]):
             found[row[0]].append(term)
@@ -390,23 +435,39 @@ def _prefixed_columns() -> str:
     return ", ".join(f"r.{c.strip()}" for c in rec.COLUMNS.split(","))
 
 
+def _source(query: Query) -> tuple[str, str]:
+    """What a search selects, as ``(columns, FROM clause)`` of records ``r``: the live records,
+    or as of a date the live and the archived ones (the last column flagging the archived)."""
+    if not query.as_of:
+        return _prefixed_columns(), "records r"
+    from agentctx.store.search_asof import SOURCE
+
+    return f"{_prefixed_columns()}, r.archived", f"{SOURCE} r"
+
+
+def _record(row: sqlite3.Row, query: Query) -> Record:
+    """The record of a row selected with :func:`_source`'s columns."""
+    return rec.from_row(row, archived=bool(query.as_of) and bool(row[-1]))
+
+
 def _search_like(db: Store, query: Query, limit: int) -> list[Hit]:
     terms = query_terms(query.text)
     if not terms:
         return []
     where, params = _filters(query)
+    columns, source = _source(query)
     likes = []
     like_params: list[object] = []
     for term in terms:
         likes.append("(r.title LIKE ? OR r.body LIKE ?)")
         like_params.extend([f"%{term}%", f"%{term}%"])
-    rows = db.rows(f"SELECT {_prefixed_columns()} FROM records r WHERE {where} AND "
+    rows = db.rows(f"SELECT {columns} FROM {source} WHERE {where} AND "
                    f"({' OR '.join(likes)}) ORDER BY r.valid_from DESC LIMIT {CANDIDATE_POOL}",
                    [*params, *like_params])
     now = datetime.now(UTC)
     hits = []
     for row in rows:
-        record = rec.from_row(row)
+        record = _record(row, query)
         title, body = record.title.lower(), record.body.lower()
         found = tuple(t for t in terms if t in title or t in body)
         base = sum(2.0 if t in title else 1.0 for t in found)
@@ -417,6 +478,7 @@ def _search_like(db: Store, query: Query, limit: int) -> list[Hit]:
 
 def _pinned_only(db: Store, query: Query, limit: int) -> list[Hit]:
     where, params = _filters(query)
-    rows = db.rows(f"SELECT {_prefixed_columns()} FROM records r WHERE {where} AND r.pinned = 1 "
+    columns, source = _source(query)
+    rows = db.rows(f"SELECT {columns} FROM {source} WHERE {where} AND r.pinned = 1 "
                    f"ORDER BY r.valid_from DESC LIMIT ?", [*params, limit])
-    return [Hit(rec.from_row(row), 1.0, 1.0, ()) for row in rows]
+    return [Hit(_record(row, query), 1.0, 1.0, ()) for row in rows]

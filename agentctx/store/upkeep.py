@@ -101,9 +101,10 @@ def archivable(db: Store, *, superseded_before: str, project_ids: Sequence[str] 
 def archive(db: Store, pks: Sequence[int]) -> int:
     """Move records to ``records_archive`` (same columns plus ``archived_at``) atomically.
 
-    Their embeddings are dropped (an archived record is never a search or vector hit) and the
-    archived copy is flagged ``pending_embedding`` so it is embedded again should it ever become
-    current (``forget`` can restore a predecessor). Returns how many moved.
+    Their embeddings are dropped (an archived record is never a vector hit, and a search hit only
+    as of a date it was in force: triggers move it from the live to the archive's full-text index)
+    and the archived copy is flagged ``pending_embedding`` so it is embedded again should it ever
+    become current (``forget`` can restore a predecessor). Returns how many moved.
     """
     if not pks:
         return 0

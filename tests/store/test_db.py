@@ -30,11 +30,16 @@ def test_migrations_and_schema_version_agree() -> None:
     assert len(MIGRATIONS._migrations) == SCHEMA_VERSION
 
 
-def test_fts_triggers_fire_only_on_title_body_project() -> None:
-    from agentctx.store.schema import m001_initial
-
-    source = Path(m001_initial.__code__.co_filename).read_text(encoding="utf-8")
-    assert "AFTER UPDATE OF title, body, project_id ON records" in source
+def test_fts_triggers_fire_only_on_title_body_project(store: Store) -> None:
+    triggers = {row[0]: row[1] for row in store.rows(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%fts_au'")}
+    assert "AFTER UPDATE OF title, body, project_id ON records\n" in triggers["records_fts_au"]
+    assert "AFTER UPDATE OF title, body, project_id ON records_archive " in \
+        triggers["records_archive_fts_au"]
+    record = records.add(store, Draft(type="decision", title="Use gRPC"), project_id="p")
+    before = store.scalar("SELECT count(*) FROM records_fts_data")
+    records.touch(store, [record.id])
+    assert store.scalar("SELECT count(*) FROM records_fts_data") == before
 
 
 def test_a_store_from_a_newer_agentctx_is_refused(tmp_path: Path) -> None:
@@ -69,10 +74,58 @@ def test_the_first_version_store_upgrades_and_keeps_its_data(tmp_path: Path) -> 
         db.execute("INSERT INTO records_fts(records_fts) VALUES ('integrity-check')")
         new = records.add(db, Draft(type="discovery", title="after upgrade"), project_id="p")
         assert records.get(db, new.id).title == "after upgrade"
+        # Version 2: the archive's full-text index exists (empty: nothing was archived).
+        assert db.scalar("SELECT count(*) FROM records_archive_fts") == 0
+        check_indexes(db)
     finally:
         db.close()
-    if SCHEMA_VERSION > 1:
-        assert (tmp_path / "agentctx.db.v1.bak").exists()
+    assert (tmp_path / "agentctx.db.v1.bak").exists()
+    with sqlite3.connect(tmp_path / "agentctx.db.v1.bak") as backup:
+        assert backup.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert backup.execute("SELECT count(*) FROM records").fetchone()[0] == 3
+    backup.close()
+
+
+def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_index(
+        tmp_path: Path) -> None:
+    path = tmp_path / "agentctx.db"
+    shutil.copy(FIXTURE_V1, path)
+    # Consolidate the version 1 store the way version 1 did (upkeep.archive's statements):
+    # the superseded REST decision moves to records_archive, which had no full-text index.
+    with sqlite3.connect(path) as conn:
+        columns = ", ".join(row[1] for row in conn.execute("PRAGMA table_info(records)"))
+        pk = conn.execute("SELECT pk FROM records WHERE title LIKE 'Use REST%'").fetchone()[0]
+        conn.execute(f"INSERT INTO records_archive ({columns}, archived_at) SELECT {columns}, "
+                     "'2026-11-30T00:00:00.000Z' FROM records WHERE pk = ?", (pk,))
+        conn.execute("DELETE FROM records WHERE pk = ?", (pk,))
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
+    conn.close()
+    db = Store.open(path)
+    try:
+        assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert [row[0] for row in db.rows("SELECT name FROM _sqlite_migrations ORDER BY id")] \
+            == ["m001_initial", "m002_archive_fts"]
+        check_indexes(db)
+        assert db.scalar("SELECT count(*) FROM records_archive_fts "
+                         "WHERE records_archive_fts MATCH 'rest'") == 1
+        [then] = search.search(db, search.Query(text="REST internal API",
+                                                as_of="2026-02-01"))
+        assert then.record.title == "Use REST for the internal API" and then.record.archived
+        assert {"rest", "internal", "api"} <= set(then.matched)
+        now = search.search(db, search.Query(text="REST internal API", include_superseded=True))
+        assert [h.record.title for h in now] == ["Use gRPC for the internal API"]
+        # The triggers keep the upgraded index current: forgetting the archived record clears it.
+        records.forget(db, then.record.id)
+        check_indexes(db)
+        assert search.search(db, search.Query(text="REST", as_of="2026-02-01")) == []
+    finally:
+        db.close()
+
+
+def check_indexes(db: Store) -> None:
+    """Both full-text indexes hold exactly their tables' rows (raises otherwise)."""
+    for index in ("records_fts", "records_archive_fts"):
+        db.execute(f"INSERT INTO {index}({index}, rank) VALUES ('integrity-check', 1)")
 
 
 def test_write_rolls_back_everything_on_error(store: Store) -> None:
