@@ -27,7 +27,9 @@ Rules:
   that merely contains a short rule's words from matching it. Reinforcing adds one to
   ``reinforce_count`` and a ``derives_from`` edge to the session (a session counts once);
   an inferred preference becomes ``reinforced`` once it was seen in ``reinforce_sessions``
-  distinct sessions, or at once when this session states it explicitly.
+  distinct sessions, or at once when this session states it explicitly. A preference the
+  developer cleared (``agentctx profile clear``) is not learned again from an inferred match
+  (same tests against the cleared rules); only an explicit statement adds it back.
 * The handover (active_work) is a ``handover`` record keyed ``worktree:<root>``; the store
   supersedes the previous one of that key. A backfilled handover older than the current one is
   skipped.
@@ -239,6 +241,11 @@ def _preference(db: Store, index: _Index, rule: str, category: str, confidence: 
         return Action("duplicate", "preference", draft.title, note="twice in this extraction")
     match = _matching_preference(db, draft.title, project, embedder)
     if match is None:
+        cleared = _matching_preference(db, draft.title, project, embedder, retired=True)
+        if cleared is not None and confidence != "explicit":
+            return Action("skip", "preference", draft.title, record_id=cleared.id,
+                          note="cleared with agentctx profile clear; only an explicit "
+                               "statement brings it back")
         return _new(index, draft)
     counted = _sessions_of(db, match)
     if target.session_id in counted:
@@ -263,9 +270,16 @@ def _sessions_of(db: Store, record: Record) -> set[str]:
     return found
 
 
-def _matching_preference(db: Store, rule: str, project: str,
-                         embedder: Embedder | None) -> Record | None:
-    current = records.list_records(db, project_id=project, types=["preference"], limit=500)
+def _matching_preference(db: Store, rule: str, project: str, embedder: Embedder | None, *,
+                         retired: bool = False) -> Record | None:
+    """The preference of ``project`` that says ``rule``: a current one, or with ``retired`` one
+    the developer cleared (by normalized text, the embedding, else keyword overlap)."""
+    if retired:
+        from agentctx.store import upkeep
+
+        current = upkeep.retired(db, project, "preference")
+    else:
+        current = records.list_records(db, project_id=project, types=["preference"], limit=500)
     wanted = normalize(rule)
     for record in current:
         if normalize(record.title) == wanted:
@@ -276,9 +290,17 @@ def _matching_preference(db: Store, rule: str, project: str,
         match = _cosine_match(embedder, rule, current)
         if match is not None:
             return match
+    rule_terms = _stems(rule)
+    if retired:
+        # A short list: compare every cleared rule's words directly.
+        for record in current:
+            other = _stems(record.title)
+            union = rule_terms | other
+            if union and len(rule_terms & other) / len(union) >= FTS_MIN_JACCARD:
+                return record
+        return None
     from agentctx.store.search import Query, search
 
-    rule_terms = _stems(rule)
     for hit in search(db, Query(text=rule, project_id=project, include_global=False,
                                 types=("preference",), limit=5)):
         if hit.relevance < FTS_MIN_RELEVANCE:

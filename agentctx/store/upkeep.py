@@ -223,6 +223,16 @@ def mark_distinct(db: Store, first_id: str, second_id: str, note: str) -> None:
 # ----------------------------------------------------------------------------------- retire
 
 
+def retired(db: Store, project_id: str, type_: str, *, limit: int = 500) -> list[Record]:
+    """Records of ``type_`` in ``project_id`` that were retired (validity ended without a
+    successor, with a ``retired`` audit entry), most recently retired first."""
+    rows = db.rows(f"SELECT {rec.COLUMNS} FROM records WHERE project_id = ? AND type = ? "
+                   "AND superseded_at IS NOT NULL AND superseded_by IS NULL AND id IN "
+                   "(SELECT record_id FROM edits WHERE field = 'retired') "
+                   "ORDER BY superseded_at DESC LIMIT ?", (project_id, type_, limit))
+    return [rec.from_row(row) for row in rows]
+
+
 def retire(db: Store, ref: str, reason: str, *, actor: str = "cli") -> Record:
     """End a current record's validity now without a successor; returns it as it was.
 

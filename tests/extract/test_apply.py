@@ -232,3 +232,30 @@ def test_embeddings_match_a_paraphrase_that_text_search_misses(
 def test_normalize_ignores_case_accents_and_punctuation() -> None:
     assert normalize("  Use gRPC — NOT REST! ") == normalize("use grpc not rest")
     assert normalize("Café") == normalize("cafe")
+
+
+def test_a_cleared_preference_is_not_relearned_unless_stated_explicitly(
+        store: Store, pid: str) -> None:
+    from agentctx.store import upkeep
+
+    rule = "Prefer arrow functions over function declarations"
+    record = _run(store, extraction(preferences=[_preference(rule)]),
+                  _target(pid, "s1"))[1].written[0]
+    upkeep.retire(store, record.id, "we use function declarations now", actor="cli")
+    # inferred again, same words or reworded: skipped, pointing at the cleared record
+    for session, said in (("s2", rule), ("s3", "Prefers arrow functions over function "
+                                               "declarations")):
+        actions, applied = _run(store, extraction(preferences=[_preference(said)]),
+                                _target(pid, session))
+        assert [(a.kind, a.record_id) for a in actions] == [("skip", record.id)]
+        assert applied.changes == 0
+    assert records.list_records(store, project_id=GLOBAL_PROJECT, types=["preference"]) == []
+    # an unrelated inferred preference is still learned
+    other = _run(store, extraction(preferences=[_preference("Use tabs for indentation")]),
+                 _target(pid, "s4"))
+    assert [a.kind for a in other[0]] == ["add"]
+    # the developer states it explicitly: it comes back as a new record
+    back = _run(store, extraction(preferences=[_preference(rule, "explicit")]),
+                _target(pid, "s5"))
+    assert [a.kind for a in back[0]] == ["add"]
+    assert back[1].written[0].id != record.id
