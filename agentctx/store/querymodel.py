@@ -25,12 +25,14 @@ import math
 import os
 import sqlite3
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
 from agentctx.store.db import Store
 
 FORMAT = 1
 META_KEY = "query_model"
+# Longer words are left out of a query's vector (see QueryModel.tokens).
+MAX_WORD_CHARS = 40
 # Bytes per stored component: vectors are kept as float16 (half the size; cosine is unaffected
 # at the precision the check uses).
 _HALF = 2
@@ -40,8 +42,9 @@ class QueryModel:
     """An open side file: embeds query terms the way the model embeds text."""
 
     def __init__(self, conn: sqlite3.Connection, model: str, dim: int, unk: str | None,
-                 prefix: str, max_chars: int) -> None:
+                 prefix: str, max_chars: int, max_piece: int = MAX_WORD_CHARS) -> None:
         self._conn = conn
+        self._max_piece = max(1, max_piece)
         self.model = model
         self.dim = dim
         self._unk = unk
@@ -61,7 +64,8 @@ class QueryModel:
                 conn.close()
                 return None
             return cls(conn, str(meta["model"]), int(meta["dim"]), meta.get("unk") or None,
-                       str(meta.get("prefix", "##")), int(meta.get("max_chars", 100)))
+                       str(meta.get("prefix", "##")), int(meta.get("max_chars", 100)),
+                       int(meta.get("max_piece", MAX_WORD_CHARS)))
         except (sqlite3.Error, KeyError, ValueError):
             return None
 
@@ -80,44 +84,44 @@ class QueryModel:
         return found
 
     def tokens(self, terms: Sequence[str]) -> list[str]:
-        """WordPiece tokens of ``terms`` (unknown words dropped, as model2vec drops ``[UNK]``)."""
-        words = [w for term in terms for w in _split_cjk(term)]
+        """WordPiece tokens of ``terms`` (unknown words dropped, as model2vec drops ``[UNK]``).
+
+        Words longer than :data:`MAX_WORD_CHARS` (hashes, encoded blobs pasted into a prompt)
+        are left out: their pieces are noise, and they would cost most of the lookups.
+        """
+        words = [w for term in terms for w in _split_cjk(term)
+                 if len(w) <= min(self._max_chars, MAX_WORD_CHARS)]
         known = self._lookup(words)
+        split = self._wordpiece([w for w in dict.fromkeys(words) if w not in known])
         out: list[str] = []
-        rest = [w for w in words if w not in known and len(w) <= self._max_chars]
-        pieces = self._lookup(p for w in rest for p in self._candidates(w)) if rest else {}
         for word in words:
-            if word in known:
-                out.append(word)
-            elif len(word) <= self._max_chars:
-                out.extend(self._wordpiece(word, pieces))
+            out.extend([word] if word in known else split.get(word, []))
         return out
 
-    def _candidates(self, word: str) -> Iterable[str]:
-        for end in range(1, len(word)):
-            yield word[:end]
-        for start in range(1, len(word)):
-            for end in range(start + 1, len(word) + 1):
-                yield self._prefix + word[start:end]
-
-    def _wordpiece(self, word: str, vocab: Mapping[str, bytes]) -> list[str]:
-        """Greedy longest-match-first; a word with an unmatched piece is ``[UNK]`` (dropped)."""
-        pieces: list[str] = []
-        start = 0
-        while start < len(word):
-            end = len(word)
-            match = None
-            while start < end:
-                piece = word[start:end] if start == 0 else self._prefix + word[start:end]
-                if piece in vocab:
-                    match = piece
-                    break
-                end -= 1
-            if match is None:
-                return []
-            pieces.append(match)
-            start = end
+    def _wordpiece(self, words: Sequence[str]) -> dict[str, list[str]]:
+        """Greedy longest-match-first over all ``words`` at once, one lookup per round (a round
+        takes every word one piece further); a word with an unmatched piece is ``[UNK]``."""
+        pieces: dict[str, list[str]] = {word: [] for word in words}
+        position = dict.fromkeys(words, 0)
+        while position:
+            wanted = {word: [self._piece(word, at, end) for end in
+                             range(min(len(word), at + self._max_piece), at, -1)]
+                      for word, at in position.items()}
+            found = self._lookup(p for candidates in wanted.values() for p in candidates)
+            for word, candidates in wanted.items():
+                match = next((c for c in candidates if c in found), None)
+                if match is None:
+                    pieces[word] = []
+                    del position[word]
+                    continue
+                pieces[word].append(match)
+                position[word] += len(match) - (len(self._prefix) if position[word] else 0)
+                if position[word] >= len(word):
+                    del position[word]
         return pieces
+
+    def _piece(self, word: str, start: int, end: int) -> str:
+        return word[start:end] if start == 0 else self._prefix + word[start:end]
 
     def encode(self, terms: Sequence[str]) -> tuple[float, ...] | None:
         """The unit vector of ``terms`` (mean of their token rows), ``None`` if none is known."""
@@ -318,9 +322,13 @@ def write(path: str | os.PathLike[str], *, model: str, source: str, dim: int, un
         size = dim * _HALF
         conn.executemany("INSERT OR IGNORE INTO tokens VALUES (?, ?)",
                          ((token, blob) for token, blob in rows if len(blob) == size))
+        # The longest piece, without its prefix: no lookup needs to try a longer one.
+        longest = conn.execute("SELECT max(length(CASE WHEN substr(token, 1, ?) = ? THEN "
+                               "substr(token, ? + 1) ELSE token END)) FROM tokens",
+                               (len(prefix), prefix, len(prefix))).fetchone()[0] or 1
         meta = {"format": str(FORMAT), "model": model, "source": source, "dim": str(dim),
                 "unk": unk or "", "prefix": prefix, "max_chars": str(max_chars),
-                "complete": "1"}
+                "max_piece": str(longest), "complete": "1"}
         conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
         conn.commit()
     finally:

@@ -164,3 +164,16 @@ def test_paths_with_uri_characters(tmp_path: Path) -> None:
     opened = querymodel.QueryModel.open(path)
     assert opened is not None and opened.tokens(["sqlite"]) == ["sqlite"]
     assert querymodel.side_file_meta(path)["model"] == "tiny"
+
+
+def test_words_too_long_to_be_words_are_left_out(tmp_path: Path) -> None:
+    path = tmp_path / "long.db"
+    querymodel.write(path, model="tiny", source="s", dim=DIM, unk=None, prefix="##",
+                     max_chars=100, rows=VOCAB.items())
+    model = querymodel.QueryModel.open(path)
+    assert model is not None
+    fits = "un" + "related" * 5  # 37 characters: still split into pieces
+    assert model.tokens([fits]) == ["un"] + ["##related"] * 5
+    blob = "un" + "related" * 6  # 44: a pasted identifier or hash, not a word
+    assert len(blob) > querymodel.MAX_WORD_CHARS
+    assert model.tokens([blob, "test"]) == ["test"]
