@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from agentctx.store import Store, querymodel, vectors
 from agentctx.store import projects as proj
@@ -177,3 +179,39 @@ def test_words_too_long_to_be_words_are_left_out(tmp_path: Path) -> None:
     blob = "un" + "related" * 6  # 44: a pasted identifier or hash, not a word
     assert len(blob) > querymodel.MAX_WORD_CHARS
     assert model.tokens([blob, "test"]) == ["test"]
+
+
+def _reference_wordpiece(word: str, vocab: set[str], max_chars: int) -> list[str]:
+    """BERT's WordPiece, written the plain way: greedy longest match, [UNK] drops the word."""
+    if len(word) > max_chars:
+        return []
+    pieces, start = [], 0
+    while start < len(word):
+        for end in range(len(word), start, -1):
+            piece = word[start:end] if start == 0 else "##" + word[start:end]
+            if piece in vocab:
+                pieces.append(piece)
+                start = end
+                break
+        else:
+            return []
+    return pieces
+
+
+ALPHABET = "abc"
+PIECE_VOCAB = sorted({"a", "b", "ab", "abc", "ca", "##a", "##b", "##c", "##bc", "##cab", "##ca"})
+
+
+@given(st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=12), min_size=1, max_size=6))
+@settings(max_examples=200, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_batched_wordpiece_equals_the_plain_algorithm(tmp_path: Path, words: list[str]) -> None:
+    path = tmp_path / "pieces.db"
+    if not path.exists():
+        querymodel.write(path, model="p", source="s", dim=DIM, unk=None, prefix="##",
+                         max_chars=10, rows=[(t, half(1, 0, 0)) for t in PIECE_VOCAB])
+    model = querymodel.QueryModel.open(path)
+    assert model is not None
+    expected = [p for w in words for p in _reference_wordpiece(w, set(PIECE_VOCAB), 10)]
+    assert model.tokens(words) == expected
+    model.close()
