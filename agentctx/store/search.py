@@ -298,6 +298,16 @@ def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
     match += _project_match(query)
     where, params = _filters(query, superseded=True)
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
+    if query.types or query.scope or query.file:
+        # A narrowing filter applies before the pool is cut, or 200 better matches of other
+        # types could hide every match of the wanted one. (The per-prompt hook never narrows:
+        # its path keeps the cheaper pool-then-filter form below.)
+        rows = db.rows(
+            f"""SELECT {_prefixed_columns()}, bm25(records_fts, {weights}) AS score
+                  FROM records_fts JOIN records r ON r.pk = records_fts.rowid
+                 WHERE records_fts MATCH ? AND {where} ORDER BY score LIMIT {CANDIDATE_POOL}""",
+            [match, *params])
+        return [(rec.from_row(row), -float(row[-1])) for row in rows]
     rows = db.rows(
         f"""WITH pool AS (
                 SELECT rowid AS pk, bm25(records_fts, {weights}) AS score FROM records_fts

@@ -208,3 +208,16 @@ def test_words_of_software_work_count_as_phrasing(store: Store) -> None:
 def test_contractions_typed_without_apostrophes_are_stop_words() -> None:
     assert query_terms("whats the deal, dont we use uv? it isnt working") == [
         "deal", "use", "uv", "working"]
+
+
+def test_a_type_filter_applies_before_the_candidate_pool_is_cut(store: Store) -> None:
+    with store.write():
+        for n in range(250):
+            records.add(store, Draft(type="decision", title=f"Cache layer decision {n}",
+                                     body="cache cache cache"), project_id=P)
+        wanted = records.add(store, Draft(type="bugfix", title="Stale entries after deploy",
+                                          body="The cache kept old entries. " + "x " * 300),
+                             project_id=P)
+    hits = search(store, Query(text="cache", project_id=P, types=("bugfix",)))
+    assert [h.record.id for h in hits] == [wanted.id]
+    assert hits[0].relevance == 1.0
