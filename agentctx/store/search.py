@@ -12,7 +12,8 @@ is not a frequent word at all (likely a topic the store knows nothing about: "st
 Changed facts are ranked by their chains: a superseded record that matches surfaces the record now
 in force in its place (the hit's ``via``), and when superseded records are shown on request they
 rank just below their successor. A prompt phrased as "where did we leave off" brings the latest
-handovers (an intent prior).
+handovers (an intent prior); the phrase's words are not search terms, and when the prompt says more
+("next steps for the refunds") the handovers must match the rest like any hit.
 
 A search as of a date reads the archive too: it finds every record in force then, live or
 archived (:mod:`agentctx.store.search_asof`, imported only for such searches), with document
@@ -44,7 +45,7 @@ from agentctx.store.scoring import (
     age_days,
     recency,
 )
-from agentctx.store.textproc import fts_phrase, query_terms, word_rank
+from agentctx.store.textproc import fts_phrase, query_terms, tokens, word_rank
 
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
@@ -164,8 +165,10 @@ def _order(hits: list[Hit], limit: int) -> list[Hit]:
 
 
 def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
-    terms = query_terms(query.text)
-    intent = _intent_types(query.text)
+    intent, phrasing = _intent(query.text)
+    # The words of an intent phrase ("last time", "next steps") are phrasing, not topic: the
+    # rest of the prompt is what the intended records must match.
+    terms = [t for t in query_terms(query.text) if t not in phrasing]
     if not terms and not intent:
         return []
     total = max(1, int(db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'records'") or 1))
@@ -184,7 +187,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         return []
     weight = _term_weights(terms, df, total)
     denominator = sum(weight.values())
-    if query.min_relevance > 0 and not intent:
+    if query.min_relevance > 0 and (terms or not intent):
         # A hit's relevance is the weighted share of the terms it matches, so at most that of
         # the terms found anywhere: when even that (rounded as relevances are) falls short, no
         # hit could be kept.
@@ -242,8 +245,8 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
             lifted = matched.get(via[pk][1], ())
             relevance = max(relevance, VIA_WEIGHT * sum(weight[t] for t in lifted) / denominator)
             found = tuple(dict.fromkeys(found + lifted))
-        if pk in boosted:
-            relevance = max(relevance, INTENT_RELEVANCE)
+        if pk in boosted and not terms:
+            relevance = INTENT_RELEVANCE
         hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found))
     return hits
 
@@ -388,16 +391,25 @@ _INTENTS: tuple[tuple[str, tuple[str, ...]], ...] = (
                   "continue where", "resume work", "where did we stop", "what was i doing",
                   "what were we doing")),
 )
-# An intent match alone is as good as a full keyword match for the per-prompt threshold.
+# A prompt that is only an intent ("where did we leave off?") is as good as a full keyword match
+# for the per-prompt threshold; with other words ("next steps for the payouts spike"), the
+# intended records rank first but must match those words like any hit.
 INTENT_RELEVANCE = 1.0
 INTENT_RECORDS = 2
 
 
-def _intent_types(text: str) -> tuple[str, ...]:
-    """Record types a prompt asks for by its phrasing ("where did we leave off" → handover)."""
+def _intent(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """Record types a prompt asks for by its phrasing ("where did we leave off" → handover), and
+    the words of the phrases that said so."""
     lowered = " ".join(text.lower().replace("\u2019", "'").split())
-    return tuple(type_ for type_, phrases in _INTENTS
-                 if any(phrase in lowered for phrase in phrases))
+    types: list[str] = []
+    words: set[str] = set()
+    for type_, phrases in _INTENTS:
+        said = [phrase for phrase in phrases if phrase in lowered]
+        if said:
+            types.append(type_)
+            words.update(word for phrase in said for word in tokens(phrase))
+    return tuple(types), frozenset(words)
 
 
 def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],

@@ -165,6 +165,24 @@ def test_where_did_we_leave_off_brings_the_latest_handover(store: Store) -> None
     assert hits[0].record.id == handover.id and hits[0].relevance == 1.0
 
 
+def test_an_intent_phrase_with_a_topic_needs_the_topic_matched(store: Store) -> None:
+    _filler(store)
+    records.add(store, Draft(type="discovery", title="Postgres sequences leave gaps"),
+                project_id=P)
+    handover = records.add(store, Draft(type="handover", title="Moving refunds to payments/",
+                                        body="Next: the refund API handler.", key="worktree:/w"),
+                           project_id=P)
+    # The handover ranks first, but a prompt about something else gets no relevance from it.
+    other = search(store, Query(text="last time we deployed the mobile app it crashed",
+                                project_id=P))
+    assert other[0].record.id == handover.id and other[0].relevance < 0.25
+    about = search(store, Query(text="what are the next steps for the refunds", project_id=P))
+    assert about[0].record.id == handover.id and about[0].relevance > 0.8
+    # The words of the phrase are phrasing: "leave" does not find the sequences discovery.
+    pure = search(store, Query(text="where did we leave off?", project_id=P))
+    assert [(h.record.id, h.relevance) for h in pure] == [(handover.id, 1.0)]
+
+
 FILLER = ["Deploy with Helm to the staging cluster", "Invoices are PDFs rendered by WeasyPrint",
           "Background jobs run on Dramatiq", "Logs are structlog key-value events",
           "Money is stored in integer cents", "Feature flags live in Unleash"]
