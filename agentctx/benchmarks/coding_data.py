@@ -15,6 +15,8 @@ Files (in ``agentctx/benchmarks/data/``, shipped in the wheel):
   round of tuning: 18 unanswerable tuning prompts had all come out clean while the held-out file
   still leaked one, so the threshold had fit them. These measure precision on prompts the first
   round never saw, and have been tuning data since; they are not part of the split.
+* ``coding_queries_tuning3.json`` — 53 more (38 unanswerable), written after the second round,
+  for the same purpose; its note records the two labels corrected after scoring.
 
 The split is random but fixed: :func:`split_queries` with :data:`SPLIT_SEED` puts 30% of each
 stratum (answerable about a change, other answerable, unanswerable) in the held-out file; a test
@@ -46,12 +48,15 @@ TUNING_PATH = DATA_DIR / "coding_queries_tuning.json"
 # Prompts written after the first round of tuning (more unanswerable ones than the split gave),
 # when the held-out precision showed the threshold had fit the first tuning file. Tuning data.
 TUNING_2_PATH = DATA_DIR / "coding_queries_tuning2.json"
+# Prompts written after the second round (relevance weights, semantic check, intent fix).
+TUNING_3_PATH = DATA_DIR / "coding_queries_tuning3.json"
 HELD_OUT_PATH = DATA_DIR / "coding_queries_heldout.json"
 SPLIT_SEED = 20260808
 HELD_OUT_SHARE = 0.3
 # Every split and its file; only "held-out" is never studied.
-SPLIT_FILES = {"tuning": TUNING_PATH, "tuning-2": TUNING_2_PATH, "held-out": HELD_OUT_PATH}
-TUNING_SPLITS = ("tuning", "tuning-2")
+SPLIT_FILES = {"tuning": TUNING_PATH, "tuning-2": TUNING_2_PATH, "tuning-3": TUNING_3_PATH,
+               "held-out": HELD_OUT_PATH}
+TUNING_SPLITS = ("tuning", "tuning-2", "tuning-3")
 # Day 0 of the history is this many days (plus span_days) before the run: the last session, on
 # day span_days, starts one to two days before the run.
 ANCHOR_DAYS = 2

@@ -97,19 +97,21 @@ class TestQueries:
                                                 held_out: list[data.BenchQuery]) -> None:
         data.check_queries(history, tuning + held_out)
 
-    def test_second_tuning_file_is_disjoint_and_labelled(
-            self, history: data.History, tuning: list[data.BenchQuery],
+    @pytest.mark.parametrize("path", [data.TUNING_2_PATH, data.TUNING_3_PATH])
+    def test_later_tuning_files_are_disjoint_and_labelled(
+            self, path: Path, history: data.History, tuning: list[data.BenchQuery],
             held_out: list[data.BenchQuery]) -> None:
-        second = data.load_queries(data.TUNING_2_PATH)
-        assert sum(not q.answerable for q in second) >= 50
-        assert sum(q.answerable for q in second) >= 20
-        others = tuning + held_out
-        assert not {q.id for q in second} & {q.id for q in others}
+        later = data.load_queries(path)
+        assert sum(not q.answerable for q in later) >= 30
+        assert sum(q.answerable for q in later) >= 15
+        others = tuning + held_out + [q for other in (data.TUNING_2_PATH, data.TUNING_3_PATH)
+                                      if other != path for q in data.load_queries(other)]
+        assert not {q.id for q in later} & {q.id for q in others}
         # Compared without being shown: the held-out prompts are never printed.
         normalized = {" ".join(q.prompt.lower().split()) for q in others}
-        assert sum(" ".join(q.prompt.lower().split()) in normalized for q in second) == 0
-        data.check_queries(history, second)
-        assert set(data.SPLIT_FILES) == {"tuning", "tuning-2", "held-out"}
+        assert sum(" ".join(q.prompt.lower().split()) in normalized for q in later) == 0
+        data.check_queries(history, later)
+        assert set(data.SPLIT_FILES) == {"tuning", "tuning-2", "tuning-3", "held-out"}
 
     def test_bad_labels_are_refused(self, history: data.History) -> None:
         with pytest.raises(data.DataError, match="not a record"):
