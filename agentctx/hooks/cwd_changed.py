@@ -1,11 +1,14 @@
 """CwdChanged: refresh the project profile of the folder Claude Code moved to.
 
 Every hook resolves its project from its own payload's ``cwd``, so nothing else needs switching;
-this keeps the new project's profile (name, stack, commands) current. CwdChanged takes no context
-back, so nothing is printed.
+this keeps the new project's profile (name, stack, commands) current. A folder that is neither in
+a git repository nor holds a build file (``cd /tmp`` in a shell) is no project: nothing is created
+for it. CwdChanged takes no context back, so nothing is printed.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from agentctx.hooks.common import HookContext
 from agentctx.store import projects
@@ -14,11 +17,16 @@ from agentctx.store import projects
 def handle(ctx: HookContext) -> str | None:
     """Detect and store the profile of the new folder's project."""
     new_cwd = ctx.text("new_cwd") or ctx.cwd
+    from agentctx.gitinfo import find_repo
+    from agentctx.project_profile import detect, refresh
+
+    if find_repo(new_cwd) is None and \
+            not any(fact.key != "name" for fact in detect(Path(new_cwd).expanduser())):
+        return None
     db = ctx.store()
     resolved = projects.resolve(db, new_cwd)
     if resolved.project.paused:
         return None
-    from agentctx.project_profile import refresh
 
     refresh(db, resolved.project)
     return None

@@ -91,3 +91,21 @@ def test_pause_and_resume_from_the_cli(app: Path) -> None:
     unknown = run_cli("pause", "--project", "no-such-project", cwd=app)
     assert unknown.returncode == 1 and unknown.stderr.startswith("agentctx: no project")
     assert "Traceback" not in unknown.stderr
+
+
+def test_cwd_changed_into_a_folder_that_is_no_project_creates_nothing(app: Path,
+                                                                      tmp_path: Path) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (scratch / "notes.txt").write_text("not a project", encoding="utf-8")
+    with Store.open() as db:
+        before = len(projects.list_all(db))
+    payload = at(payloads("CwdChanged")[0], app, new_cwd=str(scratch))
+    assert run_hook("cwd-changed", payload).stdout == ""
+    with Store.open() as db:
+        assert len(projects.list_all(db)) == before
+    # A folder with a build file but no repository is a project.
+    (scratch / "pyproject.toml").write_text('[project]\nname = "scratch-tool"\n', encoding="utf-8")
+    run_hook("cwd-changed", payload)
+    with Store.open() as db:
+        assert len(projects.list_all(db)) == before + 1
