@@ -5,8 +5,9 @@ deltas wait), the session-end child runs it without a minimum. A run:
 
 1. reads the transcript and takes what was written after ``sessions.extract_offset``;
 2. holds ``background.exclusive("extract-<S>")`` — when another run holds it, it marks the session
-   dirty and leaves; the holder goes round again while ``sessions.take_dirty`` says so, so no turn
-   is ever skipped;
+   dirty and leaves; the holder goes round again while ``sessions.take_dirty`` says so, and checks
+   the mark once more after releasing the lock (a Stop marks before it looks at the lock), so no
+   turn is ever left for a later run;
 3. makes no call (and leaves the offset where it is) when there is nothing new, too little new
    (``--min-new-tokens``), ``llm`` is off, ``ANTHROPIC_API_KEY`` is missing, the project is
    paused, or the session's cost cap (``llm_cost_cap_usd``) would be passed — which is noted in the
@@ -158,22 +159,40 @@ def _run(request: Request, cfg: config.Config, deadline: Deadline,
         target = _target(db, session_id, transcript, cfg, request)
         if request.dry_run:
             return _extract_once(db, cfg, transcript, target, request, deadline, http_client)
-        with background.exclusive(f"extract-{session_id}") as acquired:
+        lock = f"extract-{session_id}"
+        with background.exclusive(lock) as acquired:
             if not acquired:
                 sessions.mark_dirty(db, session_id)
                 log("another extraction of this session is running: marked dirty", session_id)
                 return Outcome("busy", "another extraction of this session is running",
                                session_id, target.project_id)
+            sessions.take_dirty(db, session_id)  # this round covers what the mark asked for
             outcome = _extract_once(db, cfg, transcript, target, request, deadline, http_client)
             rounds = 1
-            while (outcome.status != "failed" and rounds < MAX_ROUNDS
-                   and sessions.take_dirty(db, session_id) and not deadline.expired()):
-                transcript = read_transcript(transcript_path)
-                again = _extract_once(db, cfg, transcript, target, request, deadline,
-                                      http_client)
-                outcome = _merge_outcomes(outcome, again)
-                rounds += 1
-            return outcome
+
+            def again() -> None:
+                nonlocal outcome, rounds
+                while (outcome.status != "failed" and rounds < MAX_ROUNDS
+                       and sessions.take_dirty(db, session_id) and not deadline.expired()):
+                    fresh = read_transcript(transcript_path)
+                    outcome = _merge_outcomes(outcome, _extract_once(
+                        db, cfg, fresh, target, request, deadline, http_client))
+                    rounds += 1
+
+            again()
+        # A Stop marks the session dirty before it looks at the lock, so one that found this
+        # run's lock held after the last check above left its mark before the release: it is
+        # seen here, and the run goes again rather than leaving the turn to the next Stop.
+        while (outcome.status != "failed" and rounds < MAX_ROUNDS
+               and sessions.is_dirty(db, session_id) and not deadline.expired()):
+            with background.exclusive(lock) as acquired:
+                if not acquired:
+                    break  # another run holds it now and will see the mark
+                before = rounds
+                again()
+                if rounds == before:
+                    break
+        return outcome
 
 
 @contextlib.contextmanager

@@ -183,6 +183,12 @@ def mark_dirty(db: Store, session_id: str) -> None:
     db.execute("UPDATE sessions SET extract_state = 'dirty' WHERE session_id = ?", (session_id,))
 
 
+def is_dirty(db: Store, session_id: str) -> bool:
+    """Whether the session is marked dirty (without clearing the mark)."""
+    return bool(db.scalar("SELECT 1 FROM sessions WHERE session_id = ? AND "
+                          "extract_state = 'dirty'", (session_id,)))
+
+
 def take_dirty(db: Store, session_id: str) -> bool:
     """Clear the session's dirty mark; returns whether it was set (the runner then goes again)."""
     cursor = db.execute("UPDATE sessions SET extract_state = NULL WHERE session_id = ? AND "

@@ -327,3 +327,34 @@ def test_past_the_cap_a_long_session_falls_back_to_head_and_tail(
     assert "Turn 0:" in sent and "Turn 399:" in sent and "omitted" in sent
     assert "cost cap: map-reduce needs" in (config.home() / "logs" / "extract.log").read_text(
         encoding="utf-8")
+
+
+def test_a_mark_left_just_before_the_lock_is_released_is_not_left_for_later(
+        key: None, writer: TranscriptWriter, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Stop that finds the lock held right after the run's last dirty check still gets its
+    turn extracted by this run, once the lock is released."""
+    import agentctx.extract.run as extract_run
+
+    real_take = sessions.take_dirty
+    landed: list[int] = []
+    api = FakeAPI(lambda body: api_message(body, DECIDED))
+
+    def take_dirty(db: Store, session_id: str) -> bool:
+        found = real_take(db, session_id)
+        if not found and api.bodies and not landed and \
+                background.is_locked(f"extract-{session_id}"):
+            # the last check inside the lock said "clean"; now a new turn and its Stop land
+            landed.append(len(writer.lines))
+            writer.user("Also: invoice numbers restart every January.")
+            writer.append_saved(landed[0])
+            sessions.mark_dirty(db, session_id)
+        return found
+
+    monkeypatch.setattr(extract_run.sessions, "take_dirty", take_dirty)
+    outcome = run(Request(writer.session_id, str(writer.path)), http_client=api.client())
+    assert outcome.status == "extracted"
+    assert len(api.bodies) == 2
+    assert "restart every January" in FakeAPI.user_text(api.bodies[1])
+    with _open() as db:
+        assert not sessions.is_dirty(db, writer.session_id)
+        assert sessions.extract_offset(db, writer.session_id) == writer.path.stat().st_size
