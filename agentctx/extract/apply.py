@@ -293,21 +293,14 @@ def _matching_preference(db: Store, rule: str, project: str, embedder: Embedder 
     rule_terms = _stems(rule)
     if retired:
         # A short list: compare every cleared rule's words directly.
-        for record in current:
-            other = _stems(record.title)
-            union = rule_terms | other
-            if union and len(rule_terms & other) / len(union) >= FTS_MIN_JACCARD:
-                return record
-        return None
+        return next((r for r in current if _same_words(rule_terms, r.title)), None)
     from agentctx.store.search import Query, search
 
     for hit in search(db, Query(text=rule, project_id=project, include_global=False,
                                 types=("preference",), limit=5)):
         if hit.relevance < FTS_MIN_RELEVANCE:
             continue
-        other = _stems(hit.record.title)
-        union = rule_terms | other
-        if union and len(rule_terms & other) / len(union) >= FTS_MIN_JACCARD:
+        if _same_words(rule_terms, hit.record.title):
             return hit.record
     return None
 
@@ -323,6 +316,13 @@ def _cosine_match(embedder: Embedder, rule: str, current: Sequence[Record]) -> R
         return best
     except Exception:  # an embedding failure falls back to FTS, never breaks extraction
         return None
+
+
+def _same_words(rule_terms: set[str], title: str) -> bool:
+    """Whether ``title``'s stemmed words overlap ``rule_terms`` by at least FTS_MIN_JACCARD."""
+    other = _stems(title)
+    union = rule_terms | other
+    return bool(union) and len(rule_terms & other) / len(union) >= FTS_MIN_JACCARD
 
 
 def _stems(text: str) -> set[str]:
