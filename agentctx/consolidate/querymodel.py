@@ -67,39 +67,47 @@ def _tokenizer_spec(static: Any) -> tuple[dict[str, Any] | None, str]:
 def ensure(db: Store, model: EmbeddingModel, home: Path | None = None) -> str:
     """Make the side file of ``model`` current and registered; returns what happened.
 
-    Never raises: any failure leaves the semantic check unavailable and says why.
+    Never raises: a model without a usable side file, or any failure, leaves the store with no
+    registered side file (the semantic check unavailable) and says why.
     """
     try:
-        return _ensure(db, model, home)
+        spec, why = _supported(model.static)
+        if spec is not None:
+            return _write_and_register(db, model, spec, home)
+        outcome = f"unavailable: {why}"
     except (OSError, ValueError, TypeError, AttributeError) as exc:
-        querymodel.unregister(db)
-        return f"unavailable ({type(exc).__name__}: {exc})"
+        outcome = f"unavailable ({type(exc).__name__}: {exc})"
+    querymodel.unregister(db)
+    return outcome
 
 
-def _ensure(db: Store, model: EmbeddingModel, home: Path | None) -> str:
-    static = model.static
+def _supported(static: Any) -> tuple[dict[str, Any] | None, str]:
+    """The tokenizer's WordPiece settings when the side file can reproduce the model, else
+    ``None`` and why not."""
     spec, why = _tokenizer_spec(static)
     if spec is None:
-        querymodel.unregister(db)
-        return f"unavailable: {why}"
+        return None, why
     if getattr(static, "weights", None) is not None or \
             getattr(static, "token_mapping", None) is not None:
-        querymodel.unregister(db)
-        return "unavailable: the model weights or remaps its tokens"
-    import numpy as np
+        return None, "the model weights or remaps its tokens"
+    kind, dims = getattr(static.embedding, "dtype", None), getattr(static.embedding, "ndim", 0)
+    if kind is None or kind.kind != "f" or dims != 2:
+        return None, f"its vectors are {kind} (quantized)"
+    return spec, ""
 
-    embedding = np.asarray(static.embedding)
-    if embedding.dtype.kind != "f" or embedding.ndim != 2:
-        querymodel.unregister(db)
-        return f"unavailable: its vectors are {embedding.dtype} (quantized)"
+
+def _write_and_register(db: Store, model: EmbeddingModel, spec: dict[str, Any],
+                        home: Path | None) -> str:
     path = side_file_path(model.name, home)
     source = source_fingerprint(model)
     meta = querymodel.side_file_meta(path)
     fresh = (meta.get("source") == source and meta.get("format") == str(querymodel.FORMAT)
              and meta.get("complete") == "1")
     if not fresh:
-        half = embedding.astype("<f2")
-        vocab: dict[str, int] = static.tokenizer.get_vocab()
+        import numpy as np
+
+        half = np.asarray(model.static.embedding).astype("<f2")
+        vocab: dict[str, int] = model.static.tokenizer.get_vocab()
         rows = ((token, half[index].tobytes()) for token, index in vocab.items()
                 if 0 <= index < half.shape[0])
         querymodel.write(path, model=model.name, source=source, dim=int(half.shape[1]),

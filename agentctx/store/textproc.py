@@ -103,9 +103,8 @@ def _data_text(name: str) -> str:
         return ""
 
 
-def _common_rank(word: str) -> int | None:
-    """Binary search of the sorted "word rank" lines for ``word``."""
-    text, _software = _lists()
+def _common_rank(text: str, word: str) -> int | None:
+    """Binary search of the sorted "word rank" lines of ``text`` for ``word``."""
     low, high = 0, len(text) - 1  # positions of newlines: a line starts after one
     while low < high:
         middle = text.rfind("\n", low, (low + high) // 2 + 1)
@@ -125,8 +124,9 @@ def _common_rank(word: str) -> int | None:
 
 
 def _exact_rank(word: str) -> int | None:
-    rank = _common_rank(word) if word else None
-    if word in _lists()[1]:
+    common, software = _lists()
+    rank = _common_rank(common, word) if word else None
+    if word in software:
         return min(rank, SOFTWARE_WORD_RANK) if rank is not None else SOFTWARE_WORD_RANK
     return rank
 
