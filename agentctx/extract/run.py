@@ -160,39 +160,39 @@ def _run(request: Request, cfg: config.Config, deadline: Deadline,
         if request.dry_run:
             return _extract_once(db, cfg, transcript, target, request, deadline, http_client)
         lock = f"extract-{session_id}"
-        with background.exclusive(lock) as acquired:
-            if not acquired:
-                sessions.mark_dirty(db, session_id)
-                log("another extraction of this session is running: marked dirty", session_id)
-                return Outcome("busy", "another extraction of this session is running",
-                               session_id, target.project_id)
-            sessions.take_dirty(db, session_id)  # this round covers what the mark asked for
-            outcome = _extract_once(db, cfg, transcript, target, request, deadline, http_client)
-            rounds = 1
-
-            def again() -> None:
-                nonlocal outcome, rounds
-                while (outcome.status != "failed" and rounds < MAX_ROUNDS
-                       and sessions.take_dirty(db, session_id) and not deadline.expired()):
-                    fresh = read_transcript(transcript_path)
-                    outcome = _merge_outcomes(outcome, _extract_once(
-                        db, cfg, fresh, target, request, deadline, http_client))
-                    rounds += 1
-
-            again()
-        # A Stop marks the session dirty before it looks at the lock, so one that found this
-        # run's lock held after the last check above left its mark before the release: it is
-        # seen here, and the run goes again rather than leaving the turn to the next Stop.
-        while (outcome.status != "failed" and rounds < MAX_ROUNDS
-               and sessions.is_dirty(db, session_id) and not deadline.expired()):
+        outcome: Outcome | None = None
+        rounds = 0
+        # A Stop marks the session dirty before it looks at the lock, so a mark it left while
+        # this run held the lock is seen by the checks inside it or by the one after release.
+        while outcome is None or (_may_go_again(outcome, rounds, deadline)
+                                  and sessions.is_dirty(db, session_id)):
             with background.exclusive(lock) as acquired:
                 if not acquired:
-                    break  # another run holds it now and will see the mark
-                before = rounds
-                again()
-                if rounds == before:
-                    break
+                    if outcome is not None:
+                        break  # another run holds it now and will see the mark
+                    sessions.mark_dirty(db, session_id)
+                    log("another extraction of this session is running: marked dirty",
+                        session_id)
+                    return Outcome("busy", "another extraction of this session is running",
+                                   session_id, target.project_id)
+                # A round clears the mark first: the transcript it reads covers what it asked for.
+                if not sessions.take_dirty(db, session_id) and outcome is not None:
+                    break  # another run took the mark
+                while True:
+                    fresh = transcript if outcome is None else read_transcript(transcript_path)
+                    once = _extract_once(db, cfg, fresh, target, request, deadline, http_client)
+                    outcome = once if outcome is None else _merge_outcomes(outcome, once)
+                    rounds += 1
+                    if not (_may_go_again(outcome, rounds, deadline)
+                            and sessions.take_dirty(db, session_id)):
+                        break
+        assert outcome is not None
         return outcome
+
+
+def _may_go_again(outcome: Outcome, rounds: int, deadline: Deadline) -> bool:
+    """Whether a run may do another round: not failed, under MAX_ROUNDS, within its time."""
+    return outcome.status != "failed" and rounds < MAX_ROUNDS and not deadline.expired()
 
 
 @contextlib.contextmanager
