@@ -29,7 +29,7 @@ def coding_command(
     held_out_only: bool = typer.Option(False, "--held-out-only",
                                        help="Score only the held-out prompts."),
     tuning_only: bool = typer.Option(False, "--tuning-only",
-                                     help="Score only the tuning prompts (both tuning files)."),
+                                     help="Score only the tuning prompts (every tuning file)."),
     show_misses: bool = typer.Option(False, "--misses",
                                      help="List the tuning prompts the per-turn hook missed "
                                           "(held-out prompts are never listed)."),

@@ -62,7 +62,7 @@ def keyword_report() -> coding.CodingReport:
 class TestRun:
     def test_scores_both_splits_on_a_fresh_store(self,
                                                  keyword_report: coding.CodingReport) -> None:
-        assert list(keyword_report.scores) == ["tuning", "tuning-2", "tuning-3", "held-out"]
+        assert list(keyword_report.scores) == ["tuning", "tuning-2", "tuning-3", "tuning-4", "held-out"]
         assert keyword_report.records >= 150 and keyword_report.chains >= 20
         for by_config in keyword_report.scores.values():
             assert set(by_config) == {coding.HOOK, coding.KEYWORD}
@@ -88,10 +88,11 @@ class TestRun:
         text = coding.render(keyword_report)
         assert "held-out: 45 prompts" in text and "tuning: 107 prompts" in text
         assert "tuning-2: 86 prompts" in text and "tuning-3: 53 prompts" in text
+        assert "tuning-4: 100 prompts" in text
         assert "hybrid ctx_search (unavailable)" in text
         assert "held-out targets (per-turn hook)" in text
         document = coding.to_json(keyword_report, with_misses=True)
-        assert set(document["splits"]) == {"tuning", "tuning-2", "tuning-3", "held-out"}
+        assert set(document["splits"]) == {"tuning", "tuning-2", "tuning-3", "tuning-4", "held-out"}
         assert {t["metric"] for t in document["targets"]} == {
             "supersession", "recall_at_3", "injection_precision"}
         assert "c0" in document["tuning_misses"] or document["tuning_misses"].startswith("no ")

@@ -13,6 +13,9 @@ from agentctx.benchmarks import coding_data as data
 from agentctx.store import Store, graph, records
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
 
+# The prompt files written after the split, one per round of tuning.
+LATER_TUNING_FILES = [data.TUNING_2_PATH, data.TUNING_3_PATH, data.TUNING_4_PATH]
+
 
 @pytest.fixture(scope="module")
 def history() -> data.History:
@@ -97,21 +100,21 @@ class TestQueries:
                                                 held_out: list[data.BenchQuery]) -> None:
         data.check_queries(history, tuning + held_out)
 
-    @pytest.mark.parametrize("path", [data.TUNING_2_PATH, data.TUNING_3_PATH])
+    @pytest.mark.parametrize("path", LATER_TUNING_FILES)
     def test_later_tuning_files_are_disjoint_and_labelled(
             self, path: Path, history: data.History, tuning: list[data.BenchQuery],
             held_out: list[data.BenchQuery]) -> None:
         later = data.load_queries(path)
         assert sum(not q.answerable for q in later) >= 30
         assert sum(q.answerable for q in later) >= 15
-        others = tuning + held_out + [q for other in (data.TUNING_2_PATH, data.TUNING_3_PATH)
+        others = tuning + held_out + [q for other in LATER_TUNING_FILES
                                       if other != path for q in data.load_queries(other)]
         assert not {q.id for q in later} & {q.id for q in others}
         # Compared without being shown: the held-out prompts are never printed.
         normalized = {" ".join(q.prompt.lower().split()) for q in others}
         assert sum(" ".join(q.prompt.lower().split()) in normalized for q in later) == 0
         data.check_queries(history, later)
-        assert set(data.SPLIT_FILES) == {"tuning", "tuning-2", "tuning-3", "held-out"}
+        assert set(data.SPLIT_FILES) == {"tuning", "tuning-2", "tuning-3", "tuning-4", "held-out"}
 
     def test_bad_labels_are_refused(self, history: data.History) -> None:
         with pytest.raises(data.DataError, match="not a record"):
