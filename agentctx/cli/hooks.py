@@ -1,4 +1,5 @@
-"""Hook-related commands: ``pause`` and ``resume`` a project, and the hidden ``finish-session``.
+"""Hook-related commands: ``pause`` and ``resume`` a project, ``preview`` what the per-prompt hook
+would inject, and the hidden ``finish-session``.
 
 ``finish-session`` is the detached child the SessionEnd hook spawns: the final extraction of the
 session's remaining content, then consolidation, each as its own ``agentctx`` process with a time
@@ -15,8 +16,10 @@ import time
 import typer
 
 from agentctx import config
+from agentctx.budget import estimate_tokens
 from agentctx.cli.common import JsonOption, ProjectOption, current_project, open_store, print_json
 from agentctx.store import projects
+from agentctx.store.db import Store
 
 # Seconds allowed beyond each step's own configured time limit (start-up, writing results).
 STEP_GRACE_SECONDS = 30
@@ -41,6 +44,90 @@ def _set_paused(ref: str | None, paused: bool, json_out: bool) -> None:
     else:
         state = "paused: no injection or capture" if paused else "resumed"
         typer.echo(f"{updated.name} ({updated.id[:12]}) {state}")
+
+
+def preview(
+    prompt: str = typer.Argument(..., help="The prompt, as you would type it in Claude Code."),
+    limit: int = typer.Option(5, "--limit", "-n", min=1, max=50,
+                              help="Candidates to show, injected or not."),
+    session: str | None = typer.Option(None, "--session",
+                                       help="Leave out what this Claude Code session already "
+                                            "holds (default: a fresh session)."),
+    text: bool = typer.Option(False, "--text", help="Also print the exact text injected."),
+    project: str | None = ProjectOption,
+    json_out: bool = JsonOption,
+) -> None:
+    """Show what the per-prompt hook would inject for a prompt, and why each candidate was or
+    was not injected (relevance, matched words, cosine). Injects and records nothing."""
+    from agentctx.hooks import prompt as hook
+    from agentctx.store import records as rec
+    from agentctx.store import sessions
+
+    cfg = config.Config.load()
+    with open_store() as db:
+        target = current_project(db, project)
+        verdicts: list[hook.Verdict] = []
+        injected = ""
+        if hook.opted_out(prompt):
+            why = "the prompt starts with #noctx"
+        elif target.paused:
+            why = f"{target.name} is paused ('agentctx resume')"
+        else:
+            seen = sessions.seen(db, session) if session else frozenset()
+            verdicts, injected = hook.preview(db, target, prompt, cfg, seen=seen,
+                                              candidates=limit)
+            why = ""
+        semantic = _semantic_state(cfg, db)
+        shorts = rec.short_ids(db, [v.hit.record.id for v in verdicts])
+    tokens = estimate_tokens(injected) if injected else 0
+    if json_out:
+        print_json({"project": target.id, "prompt": prompt, "skipped": why or None,
+                    "threshold": cfg.get_float("prompt_min_relevance"),
+                    "max_records": min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
+                    "semantic_check": semantic,
+                    "candidates": [{"id": v.hit.record.id, "short_id": shorts[v.hit.record.id],
+                                    "type": v.hit.record.type, "title": v.hit.record.title,
+                                    "relevance": v.hit.relevance, "cosine": v.cosine,
+                                    "matched": list(v.hit.matched), "replaces": v.hit.via,
+                                    "outcome": v.outcome, "why": hook.OUTCOMES[v.outcome]}
+                                   for v in verdicts],
+                    "injected_text": injected, "tokens": tokens})
+        return
+    if why:
+        typer.echo(f"nothing would be injected: {why}")
+        return
+    typer.echo(f"{target.name}: threshold {cfg.get_float('prompt_min_relevance'):.2f}, at most "
+               f"{min(cfg.get_int('prompt_records'), config.PROMPT_MAX_RECORDS)} records, "
+               f"semantic check {semantic}")
+    if not verdicts:
+        typer.echo("no record matches any word of the prompt")
+    for v in verdicts:
+        cosine = f"cos {v.cosine:.2f}" if v.cosine is not None else "cos  -  "
+        typer.echo(f"  {v.outcome:<7} {v.hit.relevance:.2f}  {cosine}  "
+                   f"{shorts[v.hit.record.id]:<12} {v.hit.record.type:<10} {v.hit.record.title}")
+        detail = hook.OUTCOMES[v.outcome]
+        if v.hit.matched:
+            detail += "; matched: " + ", ".join(v.hit.matched)
+        typer.echo(f"{'':10}{detail}")
+    count = sum(v.outcome == hook.INJECT for v in verdicts)
+    typer.echo(f"would inject {count} record{'s' if count != 1 else ''}"
+               + (f", {tokens} tokens" if count else ""))
+    if text and injected:
+        typer.echo("")
+        typer.echo(injected)
+
+
+def _semantic_state(cfg: config.Config, db: Store) -> str:
+    """The per-prompt semantic check as the hook would find it: off, not ready or on."""
+    from agentctx.store import querymodel
+
+    if not cfg.get_bool("prompt_semantic_check"):
+        return "off"
+    side = querymodel.open_registered(db)
+    if side is None:
+        return "not ready (run 'agentctx consolidate')"
+    side.close()
+    return "on"
 
 
 def finish_session(
@@ -117,7 +204,8 @@ def _problem(session_id: str, message: str) -> None:
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``pause``, ``resume`` and the hidden ``finish-session`` to the CLI."""
+    """Add ``pause``, ``resume``, ``preview`` and the hidden ``finish-session`` to the CLI."""
     app.command()(pause)
     app.command()(resume)
+    app.command()(preview)
     app.command(name="finish-session", hidden=True)(finish_session)

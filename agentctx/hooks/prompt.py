@@ -20,10 +20,11 @@ from agentctx import config
 from agentctx.budget import char_limit, estimate_tokens, pack, truncate
 from agentctx.hooks import render
 from agentctx.hooks.common import HookContext
+from agentctx.lean import NamedTuple
 from agentctx.store import records, sessions
 from agentctx.store.db import Store
 from agentctx.store.ids import now_iso
-from agentctx.store.models import Hit
+from agentctx.store.models import Hit, Project
 from agentctx.store.scoring import SEMANTIC_MIN_COSINE, SEMANTIC_SURE_RELEVANCE
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.textproc import query_terms
@@ -72,6 +73,26 @@ def handle(ctx: HookContext) -> str | None:
     return text or None
 
 
+class Verdict(NamedTuple):
+    """One candidate of the per-prompt selection and what became of it (an ``OUTCOMES`` key)."""
+
+    hit: Hit
+    outcome: str
+    # The prompt-record cosine, when the semantic check computed it.
+    cosine: float | None = None
+
+
+INJECT, SEEN, WEAK, CAPPED, FAR, CUT = "inject", "seen", "weak", "capped", "far", "cut"
+OUTCOMES = {
+    INJECT: "injected",
+    SEEN: "already injected into this session",
+    WEAK: "relevance under prompt_min_relevance",
+    CAPPED: "beyond prompt_records",
+    FAR: "dropped by the semantic check (meaning far from the prompt)",
+    CUT: "no room left in the prompt budget",
+}
+
+
 def select(db: Store, project_id: str, prompt: str, cfg: config.Config,
            seen: Collection[str] = ()) -> list[Hit]:
     """The records to inject for ``prompt``: no side effects, so benchmarks measure exactly this.
@@ -81,28 +102,72 @@ def select(db: Store, project_id: str, prompt: str, cfg: config.Config,
     drops a hit under ``SEMANTIC_SURE_RELEVANCE`` whose cosine with the prompt is under
     ``SEMANTIC_MIN_COSINE`` — when the store has vectors and the model's query side file.
     """
+    return [v.hit for v in judge(db, project_id, prompt, cfg, seen) if v.outcome == INJECT]
+
+
+def judge(db: Store, project_id: str, prompt: str, cfg: config.Config,
+          seen: Collection[str] = (), candidates: int = 0) -> list[Verdict]:
+    """Every candidate :func:`select` weighs and its outcome, best first.
+
+    With ``candidates`` (for a preview), at least that many are searched for, however weak, and
+    the cosine of each is computed; otherwise only what the hook needs is looked at.
+    """
     max_records = min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS)
     if max_records <= 0 or not prompt.strip():
         return []
     threshold = cfg.get_float("prompt_min_relevance")
     hits = search(db, Query(text=prompt, project_id=project_id,
-                            limit=min(MAX_LIMIT, max_records + len(seen)),
-                            min_relevance=threshold))
-    chosen = [h for h in hits if h.relevance >= threshold and h.record.id not in seen][:max_records]
-    if chosen and any(h.relevance < SEMANTIC_SURE_RELEVANCE for h in chosen) and \
-            cfg.get_bool("prompt_semantic_check"):
-        chosen = _semantic_check(db, prompt, chosen)
-    return chosen
+                            limit=min(MAX_LIMIT, max(candidates, max_records + len(seen))),
+                            min_relevance=0.0 if candidates else threshold))
+    verdicts: list[Verdict] = []
+    kept = 0
+    for hit in hits:
+        if hit.record.id in seen:
+            outcome = SEEN
+        elif hit.relevance < threshold:
+            outcome = WEAK
+        elif kept >= max_records:
+            outcome = CAPPED
+        else:
+            outcome, kept = INJECT, kept + 1
+        verdicts.append(Verdict(hit, outcome))
+    weak_pick = any(v.outcome == INJECT and v.hit.relevance < SEMANTIC_SURE_RELEVANCE
+                    for v in verdicts)
+    if (weak_pick or (candidates and verdicts)) and cfg.get_bool("prompt_semantic_check"):
+        verdicts = _semantic_check(db, prompt, verdicts, every=bool(candidates))
+    return verdicts
 
 
-def _semantic_check(db: Store, prompt: str, hits: list[Hit]) -> list[Hit]:
+def preview(db: Store, project: Project, prompt: str, cfg: config.Config, *,
+            seen: Collection[str] = (), candidates: int = 5) -> tuple[list[Verdict], str]:
+    """What the hook would inject for ``prompt`` in ``project`` and why: every candidate's
+    verdict (picked records the budget leaves no room for marked ``CUT``) and the exact text."""
+    verdicts = judge(db, project.id, prompt, cfg, seen, candidates)
+    text, shown = compose([v.hit for v in verdicts if v.outcome == INJECT], project.name, cfg)
+    injected = {hit.record.id for hit in shown}
+    return [v._replace(outcome=CUT) if v.outcome == INJECT and v.hit.record.id not in injected
+            else v for v in verdicts], text
+
+
+def _semantic_check(db: Store, prompt: str, verdicts: list[Verdict],
+                    every: bool) -> list[Verdict]:
+    """Drop picked hits too weak to be sure of whose meaning is far from the prompt; the
+    cosines of the picked hits (of ``every`` candidate, for a preview) are kept."""
     from agentctx.store.querymodel import similarities
 
-    cosines = similarities(db, query_terms(prompt), [(h.record.pk, h.via) for h in hits])
+    targets = [i for i, v in enumerate(verdicts) if every or v.outcome == INJECT]
+    cosines = similarities(db, query_terms(prompt),
+                           [(verdicts[i].hit.record.pk, verdicts[i].hit.via) for i in targets])
     if cosines is None:
-        return hits
-    return [h for h, cos in zip(hits, cosines, strict=True)
-            if h.relevance >= SEMANTIC_SURE_RELEVANCE or cos is None or cos >= SEMANTIC_MIN_COSINE]
+        return verdicts
+    checked = list(verdicts)
+    for i, cos in zip(targets, cosines, strict=True):
+        verdict = verdicts[i]._replace(cosine=cos)
+        if verdict.outcome == INJECT and verdict.hit.relevance < SEMANTIC_SURE_RELEVANCE and \
+                cos is not None and cos < SEMANTIC_MIN_COSINE:
+            verdict = verdict._replace(outcome=FAR)
+        checked[i] = verdict
+    return checked
 
 
 def compose(hits: Sequence[Hit], project_name: str,

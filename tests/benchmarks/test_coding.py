@@ -62,7 +62,7 @@ def keyword_report() -> coding.CodingReport:
 class TestRun:
     def test_scores_both_splits_on_a_fresh_store(self,
                                                  keyword_report: coding.CodingReport) -> None:
-        assert list(keyword_report.scores) == ["tuning", "tuning-2", "tuning-3", "tuning-4", "held-out"]
+        assert list(keyword_report.scores) == [*data.TUNING_SPLITS, "held-out"]
         assert keyword_report.records >= 150 and keyword_report.chains >= 20
         for by_config in keyword_report.scores.values():
             assert set(by_config) == {coding.HOOK, coding.KEYWORD}

@@ -208,3 +208,34 @@ def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
     unchecked = _prompt(app, prompt, session="no-check",
                         env={"AGENTCTX_PROMPT_SEMANTIC_CHECK": "off"})
     assert deploy in unchecked and components in unchecked
+
+
+def test_preview_gives_every_candidate_its_outcome(app: Path) -> None:
+    """Each reason a candidate is left out is reported, and the injected ones are exactly what
+    the hook selects."""
+    from agentctx.config import Config
+    from agentctx.hooks.prompt import CAPPED, CUT, INJECT, SEEN, WEAK, judge, preview, select
+
+    pid = _project(app)
+    seen = _add(pid, "decision", "Billing cache expires hourly")
+    strong = [_add(pid, "discovery", f"Billing cache expires after {n} minutes",
+                   "x" * 600 * n) for n in (1, 2, 3, 4)]
+    weak = _add(pid, "convention", "Cache keys carry the tenant id")
+    cfg = Config({"prompt_tokens": 350}, environ={})
+    with Store.open() as db:
+        project = projects.get(db, pid)
+        verdicts, text = preview(db, project, "billing cache expires", cfg, seen={seen},
+                                 candidates=10)
+        selected = select(db, pid, "billing cache expires", cfg, seen={seen})
+        hook_view = judge(db, pid, "billing cache expires", cfg, seen={seen})
+    outcome = {v.hit.record.id: v.outcome for v in verdicts}
+    assert outcome[seen] == SEEN and outcome[weak] == WEAK
+    picked = [v.hit.record.id for v in verdicts if v.outcome in (INJECT, CUT)]
+    assert [h.record.id for h in selected] == picked and len(picked) == 3
+    assert [outcome[r] for r in picked] == [INJECT, INJECT, CUT] or \
+        [outcome[r] for r in picked] == [INJECT, CUT, CUT]
+    assert [r for r in strong if outcome[r] == CAPPED] == [r for r in strong if r not in picked]
+    assert all(f"[{r}]" in text for r in picked if outcome[r] == INJECT)
+    assert not any(f"[{r}]" in text for r in picked if outcome[r] == CUT)
+    # The hook's own call looks at no more than it needs.
+    assert weak not in {v.hit.record.id for v in hook_view}

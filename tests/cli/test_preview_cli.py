@@ -1,0 +1,47 @@
+"""``agentctx preview`` through the real process: what the per-prompt hook would inject, and why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import run_cli
+
+
+def _record(project_dir: Path, *args: str) -> str:
+    made = run_cli("record", *args, "--json", cwd=project_dir)
+    assert made.returncode == 0, made.stderr
+    return str(json.loads(made.stdout)["id"])
+
+
+def test_preview_reports_outcomes_and_changes_nothing(project_dir: Path) -> None:
+    strong = _record(project_dir, "decision", "Internal API is gRPC",
+                     "--body", "Protobuf definitions live in proto/.")
+    weak = _record(project_dir, "convention", "Public API errors are problem+json")
+    done = run_cli("preview", "which protocol does the internal api use, grpc?", "--json",
+                   cwd=project_dir)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    outcome = {c["id"]: c["outcome"] for c in report["candidates"]}
+    assert outcome == {strong: "inject", weak: "weak"}
+    assert report["semantic_check"] == "not ready (run 'agentctx consolidate')"
+    assert f"[{strong}]" in report["injected_text"] and report["tokens"] > 0
+    text = run_cli("preview", "which protocol does the internal api use, grpc?", "--text",
+                   cwd=project_dir).stdout
+    assert "would inject 1 record" in text and "matched: internal, api, grpc" in text
+    assert "relevance under prompt_min_relevance" in text and "<agentctx-context" in text
+    # Nothing was injected for real: no access counted, no receipt.
+    shown = json.loads(run_cli("show", strong, "--json", cwd=project_dir).stdout)
+    assert shown["access_count"] == 0
+    status = json.loads(run_cli("status", "--json", cwd=project_dir).stdout)
+    assert status["injections"]["injections"] == 0 and status["injections"]["sessions"] == 0
+
+
+def test_preview_of_an_opted_out_prompt_and_a_missing_project(project_dir: Path) -> None:
+    _record(project_dir, "decision", "Internal API is gRPC")
+    done = run_cli("preview", "#noctx internal api grpc", cwd=project_dir)
+    assert done.returncode == 0 and done.stdout.strip() == \
+        "nothing would be injected: the prompt starts with #noctx"
+    missing = run_cli("preview", "grpc", "--project", "nope", cwd=project_dir)
+    assert missing.returncode == 1 and missing.stdout == ""
+    assert missing.stderr.startswith("agentctx: ") and "Traceback" not in missing.stderr
