@@ -17,7 +17,8 @@ Metrics, per split:
   the configuration's ranking *with history included* (first 10) above every superseded version
   of it, and nothing the configuration hands over by default (the hook's injection, the
   searches' first 10) is a superseded version.
-* **inj.prec** — the share of unanswerable prompts for which the hook injects nothing.
+* **inj.prec** — the share of unanswerable prompts for which the hook injects nothing; the
+  report adds each split's count with its 95% Wilson interval, and all splits pooled.
 * **tokens/prompt** — mean tokens the hook injects per prompt, all prompts of the split counted
   (0 when it injects nothing), with the one estimator on the exact injected text.
 * **p50 ms** — median wall time of one prompt's retrieval in that configuration.
@@ -207,6 +208,29 @@ def targets(report: CodingReport, split: str = "held-out") -> list[dict[str, Any
     return checks
 
 
+def clean_prompts(report: CodingReport, splits: Sequence[str]) -> tuple[int, int]:
+    """Unanswerable prompts of ``splits`` the per-turn hook injected nothing for, and how many
+    unanswerable prompts those splits hold."""
+    unanswerable = [o for o in report.outcomes
+                    if o.split in splits and not o.query.answerable and HOOK in o.ranked]
+    return sum(1 for o in unanswerable if not o.ranked[HOOK].shown), len(unanswerable)
+
+
+def precision_intervals(report: CodingReport) -> dict[str, dict[str, Any]]:
+    """Injection precision per split and over every split scored, with its 95% Wilson interval:
+    a file of 8 unanswerable prompts moves 12.5 points per prompt."""
+    groups = {split: [split] for split in report.scores}
+    if len(groups) > 1:
+        groups["all files"] = list(report.scores)
+    intervals = {}
+    for name, splits in groups.items():
+        clean, total = clean_prompts(report, splits)
+        if total:
+            low, high = metrics.wilson_interval(clean, total)
+            intervals[name] = {"clean": clean, "total": total, "ci95": [low, high]}
+    return intervals
+
+
 def _split_line(outcomes: Sequence[Outcome], split: str) -> str:
     mine = [o for o in outcomes if o.split == split]
     answerable = sum(1 for o in mine if o.query.answerable)
@@ -243,6 +267,12 @@ def render(report: CodingReport) -> str:
         leaks = [f"{LABELS[n]}: {s.superseded_shown} superseded, {s.foreign_shown} other-project"
                  for n, s in by_config.items()]
         lines.append("records shown that must never be: " + "; ".join(leaks))
+    intervals = precision_intervals(report)
+    if intervals:
+        lines += ["", "per-turn hook, unanswerable prompts with no injection "
+                      "(95% Wilson interval):"]
+        lines.extend(f"  {name}: {v['clean']}/{v['total']} = {v['clean'] / v['total']:.3f} "
+                     f"({v['ci95'][0]:.3f}-{v['ci95'][1]:.3f})" for name, v in intervals.items())
     checks = targets(report)
     if checks:
         lines.append("")
@@ -294,6 +324,7 @@ def to_json(report: CodingReport, *, with_misses: bool = False) -> dict[str, Any
         "splits": {split: {"prompts": sum(1 for o in report.outcomes if o.split == split),
                            "configurations": {n: score_json(s) for n, s in by_config.items()}}
                    for split, by_config in report.scores.items()},
+        "injection_precision_intervals": precision_intervals(report),
         "targets": targets(report)}
     if with_misses and any(split in report.scores for split in data.TUNING_SPLITS):
         document["tuning_misses"] = misses(report)

@@ -54,6 +54,26 @@ class TestScoring:
         assert keyword.injection_precision is None and keyword.tokens_per_prompt is None
 
 
+def test_precision_intervals_per_split_and_pooled() -> None:
+    """Clean counts come from what the hook showed; the pooled line sums the splits."""
+    def split_of(item: coding.Outcome, split: str) -> coding.Outcome:
+        return item._replace(split=split)
+
+    outcomes = [split_of(outcome("u1", (), ()), "tuning"),
+                split_of(outcome("u2", (), ("x",)), "tuning"),
+                split_of(outcome("a1", ("uv",), ()), "tuning"),
+                split_of(outcome("u3", (), ()), "held-out")]
+    report = coding.CodingReport(
+        retrieval.hook_settings(config.Config({}, environ={})), "", None, "off",
+        retrieval.Consolidated("none", 0), 0, 0, outcomes,
+        {"tuning": {}, "held-out": {}})
+    intervals = coding.precision_intervals(report)
+    assert {k: (v["clean"], v["total"]) for k, v in intervals.items()} == {
+        "tuning": (1, 2), "held-out": (1, 1), "all files": (2, 3)}
+    low, high = intervals["all files"]["ci95"]
+    assert 0.0 < low < 2 / 3 < high < 1.0
+
+
 @pytest.fixture(scope="module")
 def keyword_report() -> coding.CodingReport:
     return coding.run(hybrid=False, cfg=retrieval.bench_config())
@@ -96,6 +116,10 @@ class TestRun:
         assert {t["metric"] for t in document["targets"]} == {
             "supersession", "recall_at_3", "injection_precision"}
         assert "c0" in document["tuning_misses"] or document["tuning_misses"].startswith("no ")
+        pooled = document["injection_precision_intervals"]["all files"]
+        assert pooled["total"] == sum(1 for o in keyword_report.outcomes
+                                      if not o.query.answerable)
+        assert f"all files: {pooled['clean']}/{pooled['total']} = " in text
 
     def test_misses_never_list_held_out_prompts(self,
                                                 keyword_report: coding.CodingReport) -> None:

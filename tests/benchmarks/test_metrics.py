@@ -14,6 +14,7 @@ from agentctx.benchmarks.metrics import (
     percentile,
     recall_at,
     supersession_correct,
+    wilson_interval,
 )
 
 
@@ -134,3 +135,28 @@ class TestSummaries:
         for call in (lambda: mean([]), lambda: median([]), lambda: percentile([1.0], 1.5)):
             with pytest.raises(ValueError):
                 call()
+
+
+class TestWilsonInterval:
+    def test_known_values(self) -> None:
+        # Textbook values (Newcombe 1998, method 3): 81/263 -> 0.2553-0.3662; 7/8 -> 0.529-0.978.
+        low, high = wilson_interval(81, 263)
+        assert round(low, 4) == 0.2553 and round(high, 4) == 0.3662
+        low, high = wilson_interval(7, 8)
+        assert round(low, 3) == 0.529 and round(high, 3) == 0.978
+
+    def test_all_or_nothing_keeps_a_width(self) -> None:
+        low, high = wilson_interval(8, 8)
+        assert 0.6 < low < 1.0 and high == 1.0
+        low, high = wilson_interval(0, 8)
+        assert low == 0.0 and 0.0 < high < 0.4
+
+    def test_more_trials_narrow_the_interval(self) -> None:
+        narrow = wilson_interval(90, 100)
+        wide = wilson_interval(9, 10)
+        assert narrow[1] - narrow[0] < wide[1] - wide[0]
+
+    def test_refuses_impossible_counts(self) -> None:
+        for successes, total in ((1, 0), (-1, 5), (6, 5)):
+            with pytest.raises(ValueError):
+                wilson_interval(successes, total)
