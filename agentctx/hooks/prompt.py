@@ -3,9 +3,8 @@
 The store's one search runs on the prompt; records already injected into this session (by the
 digest or earlier turns) are left out; at most ``prompt_records`` (≤ 3) records whose relevance
 reaches ``prompt_min_relevance`` are injected, so an unrelated prompt injects nothing; when the
-store has vectors and the model's query side file, the meaning settles the unsure cases too (the
-semantic check, ``prompt_semantic_check``): a weak match far from the prompt is dropped, and a
-record a little under the threshold that means what the prompt says is let in. The text
+store has vectors and the model's query side file, a weak match whose meaning is far from the
+prompt is dropped too (the semantic check, ``prompt_semantic_check``). The text
 stays within ``prompt_tokens`` (≤ 2,000) tokens and ``injection_chars`` (≤ 8,000) characters: a
 record too long for what is left is cut with a ``… ctx_get <id>`` marker. Each injection leaves a
 receipt, counts one access per record, and the prompt — redacted — joins the session's recent
@@ -26,12 +25,7 @@ from agentctx.store import records, sessions
 from agentctx.store.db import Store
 from agentctx.store.ids import now_iso
 from agentctx.store.models import Hit, Project
-from agentctx.store.scoring import (
-    SEMANTIC_ADMIT_COSINE,
-    SEMANTIC_ADMIT_SHARE,
-    SEMANTIC_MIN_COSINE,
-    SEMANTIC_SURE_RELEVANCE,
-)
+from agentctx.store.scoring import SEMANTIC_MIN_COSINE, SEMANTIC_SURE_RELEVANCE
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.textproc import query_terms
 
@@ -92,7 +86,7 @@ INJECT, SEEN, WEAK, CAPPED, FAR, CUT = "inject", "seen", "weak", "capped", "far"
 OUTCOMES = {
     INJECT: "injected",
     SEEN: "already injected into this session",
-    WEAK: "relevance under prompt_min_relevance, meaning not close enough to make up for it",
+    WEAK: "relevance under prompt_min_relevance",
     CAPPED: "beyond prompt_records",
     FAR: "dropped by the semantic check (meaning far from the prompt)",
     CUT: "no room left in the prompt budget",
@@ -104,11 +98,9 @@ def select(db: Store, project_id: str, prompt: str, cfg: config.Config,
     """The records to inject for ``prompt``: no side effects, so benchmarks measure exactly this.
 
     The store's one search; records in ``seen`` left out; at most ``prompt_records`` hits whose
-    relevance reaches ``prompt_min_relevance``. Then, when the store has vectors and the model's
-    query side file, the semantic check (``prompt_semantic_check``) drops a hit under
-    ``SEMANTIC_SURE_RELEVANCE`` whose cosine with the prompt is under ``SEMANTIC_MIN_COSINE``,
-    and admits one above ``SEMANTIC_ADMIT_SHARE`` of the threshold whose cosine reaches
-    ``SEMANTIC_ADMIT_COSINE``.
+    relevance reaches ``prompt_min_relevance``; then the semantic check (``prompt_semantic_check``)
+    drops a hit under ``SEMANTIC_SURE_RELEVANCE`` whose cosine with the prompt is under
+    ``SEMANTIC_MIN_COSINE`` — when the store has vectors and the model's query side file.
     """
     return [v.hit for v in judge(db, project_id, prompt, cfg, seen) if v.outcome == INJECT]
 
@@ -124,28 +116,25 @@ def judge(db: Store, project_id: str, prompt: str, cfg: config.Config,
     if max_records <= 0 or not prompt.strip():
         return []
     threshold = cfg.get_float("prompt_min_relevance")
-    semantic = cfg.get_bool("prompt_semantic_check")
-    # With the semantic check, a weaker match may still get in on its meaning.
-    floor = threshold * SEMANTIC_ADMIT_SHARE if semantic else threshold
     hits = search(db, Query(text=prompt, project_id=project_id,
                             limit=min(MAX_LIMIT, max(candidates, max_records + len(seen))),
-                            min_relevance=0.0 if candidates else floor))
+                            min_relevance=0.0 if candidates else threshold))
     verdicts: list[Verdict] = []
     kept = 0
     for hit in hits:
         if hit.record.id in seen:
             outcome = SEEN
-        elif hit.relevance < floor:
+        elif hit.relevance < threshold:
             outcome = WEAK
         elif kept >= max_records:
             outcome = CAPPED
         else:
             outcome, kept = INJECT, kept + 1
         verdicts.append(Verdict(hit, outcome))
-    unsure = any(v.outcome == INJECT and v.hit.relevance < SEMANTIC_SURE_RELEVANCE
-                 for v in verdicts)
-    if semantic and (unsure or (candidates and verdicts)):
-        verdicts = _semantic_check(db, prompt, verdicts, threshold, every=bool(candidates))
+    weak_pick = any(v.outcome == INJECT and v.hit.relevance < SEMANTIC_SURE_RELEVANCE
+                    for v in verdicts)
+    if (weak_pick or (candidates and verdicts)) and cfg.get_bool("prompt_semantic_check"):
+        verdicts = _semantic_check(db, prompt, verdicts, every=bool(candidates))
     return verdicts
 
 
@@ -160,28 +149,23 @@ def preview(db: Store, project: Project, prompt: str, cfg: config.Config, *,
             else v for v in verdicts], text
 
 
-def _semantic_check(db: Store, prompt: str, verdicts: list[Verdict], threshold: float,
+def _semantic_check(db: Store, prompt: str, verdicts: list[Verdict],
                     every: bool) -> list[Verdict]:
-    """Decide the picks the relevance alone does not settle, by their cosine with the prompt:
-    one under ``threshold`` gets in only at ``SEMANTIC_ADMIT_COSINE`` (never without a cosine);
-    one under ``SEMANTIC_SURE_RELEVANCE`` is dropped under ``SEMANTIC_MIN_COSINE``. The cosines
-    of the picks (of ``every`` candidate, for a preview) are kept."""
+    """Drop picked hits too weak to be sure of whose meaning is far from the prompt; the
+    cosines of the picked hits (of ``every`` candidate, for a preview) are kept."""
     from agentctx.store.querymodel import similarities
 
     targets = [i for i, v in enumerate(verdicts) if every or v.outcome == INJECT]
-    found = similarities(db, query_terms(prompt),
-                         [(verdicts[i].hit.record.pk, verdicts[i].hit.via) for i in targets])
-    cosines: list[float | None] = list(found) if found is not None else [None] * len(targets)
+    cosines = similarities(db, query_terms(prompt),
+                           [(verdicts[i].hit.record.pk, verdicts[i].hit.via) for i in targets])
+    if cosines is None:
+        return verdicts
     checked = list(verdicts)
     for i, cos in zip(targets, cosines, strict=True):
         verdict = verdicts[i]._replace(cosine=cos)
-        relevance = verdict.hit.relevance
-        if verdict.outcome == INJECT:
-            if relevance < threshold and (cos is None or cos < SEMANTIC_ADMIT_COSINE):
-                verdict = verdict._replace(outcome=WEAK)
-            elif relevance < SEMANTIC_SURE_RELEVANCE and cos is not None and \
-                    cos < SEMANTIC_MIN_COSINE:
-                verdict = verdict._replace(outcome=FAR)
+        if verdict.outcome == INJECT and verdict.hit.relevance < SEMANTIC_SURE_RELEVANCE and \
+                cos is not None and cos < SEMANTIC_MIN_COSINE:
+            verdict = verdict._replace(outcome=FAR)
         checked[i] = verdict
     return checked
 

@@ -74,15 +74,6 @@ PRESENT_COMMON_WEIGHT = 0.7
 # alone cannot tell "release notes for version 2.3" from "Python version: 3.12"; the meaning can.
 SEMANTIC_MIN_COSINE = 0.3
 SEMANTIC_SURE_RELEVANCE = 0.4
-# The other way round, a record under the relevance threshold but above SEMANTIC_ADMIT_SHARE of
-# it is injected when its cosine with the prompt reaches SEMANTIC_ADMIT_COSINE: a prompt that
-# describes a symptom at length ("the invoice list takes forever and the sql log shows hundreds
-# of selects") shares few of its many words with the record that explains it, yet means the
-# same. Chosen on the first three tuning files (the lowest cosine that admitted no record for
-# an unanswerable prompt there), then checked on the fourth: recall@3 0.600 -> 0.686 with the
-# same 56/65 unanswerable prompts clean.
-SEMANTIC_ADMIT_COSINE = 0.65
-SEMANTIC_ADMIT_SHARE = 0.6
 
 
 def absent_word_weight(rank: int | None) -> float:

@@ -221,8 +221,7 @@ def test_preview_gives_every_candidate_its_outcome(app: Path) -> None:
     strong = [_add(pid, "discovery", f"Billing cache expires after {n} minutes",
                    "x" * 600 * n) for n in (1, 2, 3, 4)]
     weak = _add(pid, "convention", "Cache keys carry the tenant id")
-    # No vectors in this store: without the semantic check's admission, a weak match stays weak.
-    cfg = Config({"prompt_tokens": 350, "prompt_semantic_check": False}, environ={})
+    cfg = Config({"prompt_tokens": 350}, environ={})
     with Store.open() as db:
         project = projects.get(db, pid)
         verdicts, text = preview(db, project, "billing cache expires", cfg, seen={seen},
@@ -240,50 +239,3 @@ def test_preview_gives_every_candidate_its_outcome(app: Path) -> None:
     assert not any(f"[{r}]" in text for r in picked if outcome[r] == CUT)
     # The hook's own call looks at no more than it needs.
     assert weak not in {v.hit.record.id for v in hook_view}
-
-
-def test_semantic_check_admits_a_record_a_little_under_the_threshold_that_means_the_prompt(
-        app: Path, tmp_path_factory: pytest.TempPathFactory,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two records match the same one word of a prompt, a little under the threshold: the one
-    about what the prompt is about gets in on its meaning, the other stays out; without the side
-    file (or with the check off) neither does."""
-    from agentctx.config import Config
-    from agentctx.consolidate.embed import forget_loaded, load_model
-    from agentctx.consolidate.run import consolidate
-    from agentctx.hooks.prompt import INJECT, WEAK, judge, select
-    from agentctx.store.scoring import SEMANTIC_ADMIT_COSINE, SEMANTIC_ADMIT_SHARE
-    from tests.consolidate import tiny_model
-
-    folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
-    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
-    pid = _project(app)
-    storage = _add(pid, "discovery", "Notes on sqlite")
-    python = _add(pid, "convention", "Python package notes", "mypy typing module python sqlite")
-    prompt = "database index wal schema migration sqlite"
-    with Store.open() as db:
-        before = {v.hit.record.id: v for v in judge(db, pid, prompt, Config({}, {}),
-                                                    candidates=5)}
-    relevance = before[storage].hit.relevance
-    assert relevance == before[python].hit.relevance and 0 < relevance < 1
-    # A threshold just above both: they sit between SEMANTIC_ADMIT_SHARE of it and it.
-    threshold = round(relevance / (SEMANTIC_ADMIT_SHARE + 1) * 2, 4)
-    assert SEMANTIC_ADMIT_SHARE * threshold <= relevance < threshold
-    cfg = Config({"prompt_min_relevance": threshold}, environ={})
-    with Store.open() as db:
-        assert select(db, pid, prompt, cfg) == []  # no side file yet: relevance alone decides
-    try:
-        with Store.open() as db:
-            assert consolidate(db, model=load_model(), judge=None).query_model == "written"
-    finally:
-        forget_loaded()
-    with Store.open() as db:
-        verdicts = {v.hit.record.id: v for v in judge(db, pid, prompt, cfg, candidates=5)}
-        chosen = [h.record.id for h in select(db, pid, prompt, cfg)]
-        off = select(db, pid, prompt, Config({"prompt_min_relevance": threshold,
-                                              "prompt_semantic_check": False}, environ={}))
-    assert verdicts[storage].outcome == INJECT
-    assert (verdicts[storage].cosine or 0) >= SEMANTIC_ADMIT_COSINE
-    assert verdicts[python].outcome == WEAK
-    assert (verdicts[python].cosine or 1) < SEMANTIC_ADMIT_COSINE
-    assert chosen == [storage] and off == []
