@@ -62,13 +62,11 @@ KNOBS: dict[str, Knob] = {
              "Most characters in any one injected string.", minimum=500,
              maximum=INJECTION_MAX_CHARS),
         Knob("prompt_min_relevance", "float", 0.25,
-             "Share of a prompt's weighted terms a record must match to be injected (0-1); "
-             "with the semantic check, one close in meaning gets in from 0.6 of it.",
+             "Share of a prompt's weighted terms a record must match to be injected (0-1).",
              minimum=0.0, maximum=1.0),
         Knob("prompt_semantic_check", "bool", True,
-             "Judge unsure matches by meaning: skip a weak one far from the prompt, let in one "
-             "a little under the threshold that means the same (needs embeddings; see "
-             "consolidate)."),
+             "Skip a weakly matching record whose meaning is far from the prompt (needs "
+             "embeddings; see consolidate)."),
         Knob("subagent_inject", "bool", True,
              "Inject active decisions and conventions into subagents at SubagentStart."),
         Knob("subagent_tokens", "int", 500, "Token budget of the SubagentStart slice.",
