@@ -19,6 +19,7 @@ DATA_FILES = (
     "agentctx/benchmarks/data/coding_queries_tuning2.json",
     "agentctx/benchmarks/data/coding_queries_tuning3.json",
     "agentctx/benchmarks/data/coding_queries_tuning4.json",
+    "agentctx/benchmarks/data/coding_queries_tuning5.json",
     "agentctx/benchmarks/data/coding_queries_heldout.json",
 )
 

@@ -4,8 +4,8 @@ Configurations (see :mod:`agentctx.benchmarks.retrieval`): the per-turn hook (wh
 inject), the keyword search (``ctx_search`` without vectors) and the hybrid ``ctx_search``.
 
 Splits: ``tuning`` and ``held-out`` are the committed 70/30 split of the first prompt set;
-``tuning-2``, ``tuning-3`` and ``tuning-4`` hold prompts written after the first, second and
-third rounds of tuning (see ``coding_data``). Each split is reported separately; only the
+``tuning-2`` to ``tuning-5`` hold prompts written after each later round of tuning (see
+``coding_data``). Each split is reported separately; only the
 held-out one carries the issue's targets.
 
 Metrics, per split:

@@ -19,6 +19,9 @@ Files (in ``agentctx/benchmarks/data/``, shipped in the wheel):
   for the same purpose; its note records the two labels corrected after scoring.
 * ``coding_queries_tuning4.json`` — 100 more (65 unanswerable), written after the third round by
   an author who had not read the search code: longer prompts, symptoms first, as people chat.
+* ``coding_queries_tuning5.json`` — 110 more (75 unanswerable), written after the fourth, the
+  same way; many unanswerable prompts name a library the store records but ask what it does not
+  say.
 
 The split is random but fixed: :func:`split_queries` with :data:`SPLIT_SEED` puts 30% of each
 stratum (answerable about a change, other answerable, unanswerable) in the held-out file; a test
@@ -54,13 +57,14 @@ TUNING_2_PATH = DATA_DIR / "coding_queries_tuning2.json"
 TUNING_3_PATH = DATA_DIR / "coding_queries_tuning3.json"
 # Prompts written after the third round, by an author who had not read the search code.
 TUNING_4_PATH = DATA_DIR / "coding_queries_tuning4.json"
+TUNING_5_PATH = DATA_DIR / "coding_queries_tuning5.json"
 HELD_OUT_PATH = DATA_DIR / "coding_queries_heldout.json"
 SPLIT_SEED = 20260808
 HELD_OUT_SHARE = 0.3
 # Every split and its file; only "held-out" is never studied.
 SPLIT_FILES = {"tuning": TUNING_PATH, "tuning-2": TUNING_2_PATH, "tuning-3": TUNING_3_PATH,
-               "tuning-4": TUNING_4_PATH, "held-out": HELD_OUT_PATH}
-TUNING_SPLITS = ("tuning", "tuning-2", "tuning-3", "tuning-4")
+               "tuning-4": TUNING_4_PATH, "tuning-5": TUNING_5_PATH, "held-out": HELD_OUT_PATH}
+TUNING_SPLITS = ("tuning", "tuning-2", "tuning-3", "tuning-4", "tuning-5")
 # Day 0 of the history is this many days (plus span_days) before the run: the last session, on
 # day span_days, starts one to two days before the run.
 ANCHOR_DAYS = 2

@@ -108,11 +108,11 @@ class TestRun:
         text = coding.render(keyword_report)
         assert "held-out: 45 prompts" in text and "tuning: 107 prompts" in text
         assert "tuning-2: 86 prompts" in text and "tuning-3: 53 prompts" in text
-        assert "tuning-4: 100 prompts" in text
+        assert "tuning-4: 100 prompts" in text and "tuning-5: 110 prompts" in text
         assert "hybrid ctx_search (unavailable)" in text
         assert "held-out targets (per-turn hook)" in text
         document = coding.to_json(keyword_report, with_misses=True)
-        assert set(document["splits"]) == {"tuning", "tuning-2", "tuning-3", "tuning-4", "held-out"}
+        assert set(document["splits"]) == {*data.TUNING_SPLITS, "held-out"}
         assert {t["metric"] for t in document["targets"]} == {
             "supersession", "recall_at_3", "injection_precision"}
         assert "c0" in document["tuning_misses"] or document["tuning_misses"].startswith("no ")

@@ -14,7 +14,8 @@ from agentctx.store import Store, graph, records
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
 
 # The prompt files written after the split, one per round of tuning.
-LATER_TUNING_FILES = [data.TUNING_2_PATH, data.TUNING_3_PATH, data.TUNING_4_PATH]
+LATER_TUNING_FILES = [data.TUNING_2_PATH, data.TUNING_3_PATH, data.TUNING_4_PATH,
+                      data.TUNING_5_PATH]
 
 
 @pytest.fixture(scope="module")
@@ -114,7 +115,7 @@ class TestQueries:
         normalized = {" ".join(q.prompt.lower().split()) for q in others}
         assert sum(" ".join(q.prompt.lower().split()) in normalized for q in later) == 0
         data.check_queries(history, later)
-        assert set(data.SPLIT_FILES) == {"tuning", "tuning-2", "tuning-3", "tuning-4", "held-out"}
+        assert set(data.SPLIT_FILES) == {*data.TUNING_SPLITS, "held-out"}
 
     def test_bad_labels_are_refused(self, history: data.History) -> None:
         with pytest.raises(data.DataError, match="not a record"):
