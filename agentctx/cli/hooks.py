@@ -17,7 +17,14 @@ import typer
 
 from agentctx import config
 from agentctx.budget import estimate_tokens
-from agentctx.cli.common import JsonOption, ProjectOption, current_project, open_store, print_json
+from agentctx.cli.common import (
+    JsonOption,
+    ProjectOption,
+    current_project,
+    fail,
+    open_store,
+    print_json,
+)
 from agentctx.store import projects
 from agentctx.store.db import Store
 
@@ -63,6 +70,8 @@ def preview(
     from agentctx.store import records as rec
     from agentctx.store import sessions
 
+    if not prompt.strip():
+        fail("the prompt is empty: pass the text you would type in Claude Code")
     cfg = config.Config.load()
     with open_store() as db:
         target = current_project(db, project)
