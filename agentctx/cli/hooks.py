@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -27,6 +28,9 @@ from agentctx.cli.common import (
 )
 from agentctx.store import projects
 from agentctx.store.db import Store
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.hooks.prompt import Verdict
 
 # Seconds allowed beyond each step's own configured time limit (start-up, writing results).
 STEP_GRACE_SECONDS = 30
@@ -75,7 +79,7 @@ def preview(
     cfg = config.Config.load()
     with open_store() as db:
         target = current_project(db, project)
-        verdicts: list[hook.Verdict] = []
+        verdicts: list[Verdict] = []
         injected = ""
         if hook.opted_out(prompt):
             why = "the prompt starts with #noctx"
@@ -88,42 +92,49 @@ def preview(
             why = ""
         semantic = _semantic_state(cfg, db)
         shorts = rec.short_ids(db, [v.hit.record.id for v in verdicts])
-    tokens = estimate_tokens(injected) if injected else 0
+    settings = {"threshold": cfg.get_float("prompt_min_relevance"),
+                "max_records": min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
+                "semantic_check": semantic}
     if json_out:
-        print_json({"project": target.id, "prompt": prompt, "skipped": why or None,
-                    "threshold": cfg.get_float("prompt_min_relevance"),
-                    "max_records": min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
-                    "semantic_check": semantic,
+        print_json({"project": target.id, "prompt": prompt, "skipped": why or None, **settings,
                     "candidates": [{"id": v.hit.record.id, "short_id": shorts[v.hit.record.id],
                                     "type": v.hit.record.type, "title": v.hit.record.title,
                                     "relevance": v.hit.relevance, "cosine": v.cosine,
                                     "matched": list(v.hit.matched), "replaces": v.hit.via,
                                     "outcome": v.outcome, "why": hook.OUTCOMES[v.outcome]}
                                    for v in verdicts],
-                    "injected_text": injected, "tokens": tokens})
-        return
-    if why:
+                    "injected_text": injected,
+                    "tokens": estimate_tokens(injected) if injected else 0})
+    elif why:
         typer.echo(f"nothing would be injected: {why}")
-        return
-    typer.echo(f"{target.name}: threshold {cfg.get_float('prompt_min_relevance'):.2f}, at most "
-               f"{min(cfg.get_int('prompt_records'), config.PROMPT_MAX_RECORDS)} records, "
-               f"semantic check {semantic}")
+    else:
+        typer.echo(_preview_text(target.name, settings, verdicts, shorts, injected, text))
+
+
+def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Verdict],
+                  shorts: dict[str, str], injected: str, show_text: bool) -> str:
+    """The preview for people: the knobs, one line pair per candidate, the total and, with
+    ``show_text``, the exact text injected."""
+    from agentctx.hooks.prompt import INJECT, OUTCOMES
+
+    lines = [f"{project_name}: threshold {settings['threshold']:.2f}, at most "
+             f"{settings['max_records']} records, semantic check {settings['semantic_check']}"]
     if not verdicts:
-        typer.echo("no record matches any word of the prompt")
+        lines.append("no record matches any word of the prompt")
     for v in verdicts:
         cosine = f"cos {v.cosine:.2f}" if v.cosine is not None else "cos  -  "
-        typer.echo(f"  {v.outcome:<7} {v.hit.relevance:.2f}  {cosine}  "
-                   f"{shorts[v.hit.record.id]:<12} {v.hit.record.type:<10} {v.hit.record.title}")
-        detail = hook.OUTCOMES[v.outcome]
+        lines.append(f"  {v.outcome:<7} {v.hit.relevance:.2f}  {cosine}  "
+                     f"{shorts[v.hit.record.id]:<12} {v.hit.record.type:<10} {v.hit.record.title}")
+        detail = OUTCOMES[v.outcome]
         if v.hit.matched:
             detail += "; matched: " + ", ".join(v.hit.matched)
-        typer.echo(f"{'':10}{detail}")
-    count = sum(v.outcome == hook.INJECT for v in verdicts)
-    typer.echo(f"would inject {count} record{'s' if count != 1 else ''}"
-               + (f", {tokens} tokens" if count else ""))
-    if text and injected:
-        typer.echo("")
-        typer.echo(injected)
+        lines.append(f"{'':10}{detail}")
+    count = sum(1 for v in verdicts if v.outcome == INJECT)
+    lines.append(f"would inject {count} record{'s' if count != 1 else ''}"
+                 + (f", {estimate_tokens(injected)} tokens" if count else ""))
+    if show_text and injected:
+        lines += ["", injected]
+    return "\n".join(lines)
 
 
 def _semantic_state(cfg: config.Config, db: Store) -> str:
