@@ -86,6 +86,8 @@ def preview(
         elif target.paused:
             why = f"{target.name} is paused ('agentctx resume')"
         else:
+            if session and sessions.get(db, session) is None:
+                fail(f"no session {session!r} in the store (see 'agentctx status')")
             seen = sessions.seen(db, session) if session else frozenset()
             verdicts, injected = hook.preview(db, target, prompt, cfg, seen=seen,
                                               candidates=limit)

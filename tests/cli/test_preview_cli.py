@@ -42,6 +42,8 @@ def test_preview_of_an_opted_out_prompt_and_a_missing_project(project_dir: Path)
     done = run_cli("preview", "#noctx internal api grpc", cwd=project_dir)
     assert done.returncode == 0 and done.stdout.strip() == \
         "nothing would be injected: the prompt starts with #noctx"
+    unknown = run_cli("preview", "grpc", "--session", "nope", cwd=project_dir)
+    assert unknown.returncode == 1 and "no session 'nope'" in unknown.stderr
     empty = run_cli("preview", "   ", cwd=project_dir)
     assert empty.returncode == 1 and empty.stderr.startswith("agentctx: the prompt is empty")
     missing = run_cli("preview", "grpc", "--project", "nope", cwd=project_dir)
