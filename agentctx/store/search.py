@@ -182,6 +182,14 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
 
         split = (df, search_asof.archive_frequencies(db, terms))
         df = {term: split[0][term] + split[1][term] for term in terms}
+    # Without a date, records archived long after they were superseded still name what a
+    # prompt may ask about ("still on nose?"): they count in the frequencies and surface their
+    # successors, but are never hits themselves.
+    archived_df = (_archive_frequencies(db, terms)
+                   if split is None and terms and _has_archive(db) else None)
+    live_df = df
+    if archived_df is not None:
+        df = {term: live_df[term] + archived_df[term] for term in terms}
     present = [t for t in terms if df[t] > 0]
     if not present and not intent:
         return []
@@ -194,10 +202,19 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         reachable = sum(weight[t] for t in present) / denominator
         if round(reachable, 4) < query.min_relevance:
             return []
+    live_present = [t for t in present if live_df[t] > 0]
     if not present:
         pool: list[tuple[Record, float]] = []
     elif split is None:
-        pool = _candidates(db, query, present, df, total)
+        pool = _candidates(db, query, live_present, live_df, total) if live_present else []
+        if archived_df is not None and any(archived_df[t] for t in present):
+            from agentctx.store import search_asof
+
+            where, params = _filters(query, superseded=True)
+            pool += search_asof.candidates(
+                db, _selective_terms([t for t in present if archived_df[t]], df, total),
+                (live_df, archived_df), _project_match(query), where, params, LIFT_POOL,
+                archived_only=True)
     else:
         where, params = _filters(query)
         pool = search_asof.candidates(db, _selective_terms(present, df, total), split,
@@ -209,7 +226,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     for record, base in pool:
         if chains and not record.current:
             superseded.append((record, base))
-            if not query.include_superseded:
+            if not query.include_superseded or record.archived:
                 continue
         scored[record.pk] = (record, base)
     via = _lift_successors(db, query, superseded, scored) if chains and superseded else {}
@@ -230,7 +247,13 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     if not present:
         matched: dict[int, tuple[str, ...]] = {}
     elif split is None:
-        matched = _matched_terms(db, terms, df, probe)
+        archived_pks = {pk for pk, (record, _base) in _archived(pool)}
+        matched = _matched_terms(db, terms, live_df, [pk for pk in probe
+                                                       if pk not in archived_pks])
+        if archived_df is not None and archived_pks:
+            matched.update(_matched_terms(db, terms, archived_df,
+                                          sorted(pk for pk in probe if pk in archived_pks),
+                                          "records_archive_fts"))
     else:
         archived = {hit.record.pk for hit in top if hit.record.archived}
         matched = _matched_terms(db, terms, split[0], [pk for pk in probe if pk not in archived])
@@ -249,6 +272,22 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
             relevance = INTENT_RELEVANCE
         hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found))
     return hits
+
+
+def _has_archive(db: Store) -> bool:
+    """Whether consolidation has archived any record (most stores: not yet, and one cheap probe
+    spares every search the archive's frequency queries)."""
+    return db.scalar("SELECT 1 FROM records_archive LIMIT 1") is not None
+
+
+def _archive_frequencies(db: Store, terms: list[str]) -> dict[str, int]:
+    from agentctx.store import search_asof
+
+    return search_asof.archive_frequencies(db, terms)
+
+
+def _archived(pool: list[tuple[Record, float]]) -> list[tuple[int, tuple[Record, float]]]:
+    return [(record.pk, (record, base)) for record, base in pool if record.archived]
 
 
 def _term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str, float]:
@@ -335,14 +374,20 @@ def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, flo
         return {}
     marks = ",".join("?" * len(sources))
     walked = db.rows(
+        # A step may pass through archived versions (consolidation archives old ones), so each
+        # looks the id up in both tables, by their unique id indexes.
         f"""WITH RECURSIVE walk(start, id, depth) AS (
                 SELECT id, superseded_by, 0 FROM records WHERE id IN ({marks})
                 UNION ALL
-                SELECT w.start, r.superseded_by, w.depth + 1 FROM walk w
-                  JOIN records r ON r.id = w.id
-                 WHERE r.superseded_at IS NOT NULL AND w.depth < {rec.HISTORY_MAX_DEPTH})
+                SELECT id, superseded_by, 0 FROM records_archive WHERE id IN ({marks})
+                UNION ALL
+                SELECT w.start, coalesce(r.superseded_by, a.superseded_by), w.depth + 1
+                  FROM walk w LEFT JOIN records r ON r.id = w.id
+                  LEFT JOIN records_archive a ON a.id = w.id
+                 WHERE coalesce(r.superseded_at, a.superseded_at) IS NOT NULL
+                   AND w.depth < {rec.HISTORY_MAX_DEPTH})
             SELECT w.start, r.pk FROM walk w JOIN records r ON r.id = w.id
-             WHERE r.superseded_at IS NULL""", list(sources))
+             WHERE r.superseded_at IS NULL""", [*sources, *sources])
     heads: dict[int, tuple[Record, float]] = {}
     for start, head_pk in walked:
         record, base = sources[start]
