@@ -35,6 +35,8 @@ class ScoreInput(NamedTuple):
     access_count: int
     score: float
     low_score_since: str | None
+    # The newest current handover of its worktree: where the next session starts, never decayed.
+    latest_handover: bool = False
 
 
 def _in(column: str, values: Sequence[str] | None) -> tuple[str, list[object]]:
@@ -52,7 +54,30 @@ def score_inputs(db: Store, project_ids: Sequence[str] | None = None) -> list[Sc
     rows = db.rows("SELECT pk, type, confidence, valid_from, last_accessed, access_count, score, "
                    f"low_score_since FROM records WHERE superseded_at IS NULL AND {where} "
                    "ORDER BY pk", params)
-    return [ScoreInput(*row) for row in rows]
+    latest = latest_handovers(db, project_ids)
+    return [ScoreInput(*row[:8], row[0] in latest) for row in rows]
+
+
+def latest_handovers(db: Store, project_ids: Sequence[str] | None = None) -> set[int]:
+    """The pks of each worktree's newest current handover (of ``project_ids``, or all).
+
+    A handover's worktree is the one its key names (``worktree:<path>``, as PreCompact writes
+    them), else that of the folder its session ran in; handovers with neither share one
+    project-wide group.
+    """
+    where, params = _in("r.project_id", project_ids)
+    rows = db.rows(
+        f"""SELECT pk FROM (
+                SELECT r.pk, row_number() OVER (
+                    PARTITION BY r.project_id,
+                        CASE WHEN r.key LIKE 'worktree:%' THEN substr(r.key, 10)
+                             ELSE coalesce(pp.worktree, s.cwd, '') END
+                    ORDER BY r.valid_from DESC, r.pk DESC) AS newest
+                  FROM records r LEFT JOIN sessions s ON s.session_id = r.session_id
+                  LEFT JOIN project_paths pp ON pp.path = s.cwd
+                 WHERE r.type = 'handover' AND r.superseded_at IS NULL AND {where})
+             WHERE newest = 1""", params)
+    return {int(row[0]) for row in rows}
 
 
 def save_scores(db: Store, updates: Sequence[tuple[int, float, str | None]]) -> None:
