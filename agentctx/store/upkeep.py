@@ -55,7 +55,10 @@ def score_inputs(db: Store, project_ids: Sequence[str] | None = None) -> list[Sc
                    f"low_score_since FROM records WHERE superseded_at IS NULL AND {where} "
                    "ORDER BY pk", params)
     latest = latest_handovers(db, project_ids)
-    return [ScoreInput(*row[:8], row[0] in latest) for row in rows]
+    return [ScoreInput(pk=row[0], type=row[1], confidence=row[2], valid_from=row[3],
+                       last_accessed=row[4], access_count=row[5], score=row[6],
+                       low_score_since=row[7], latest_handover=row[0] in latest)
+            for row in rows]
 
 
 def latest_handovers(db: Store, project_ids: Sequence[str] | None = None) -> set[int]:
