@@ -116,7 +116,7 @@ KNOBS: dict[str, Knob] = {
              "numpy scan) or numpy.", choices=("auto", "numpy")),
         Knob("consolidate_time_limit_s", "int", 60, "Time box of one consolidation run, seconds.",
              minimum=1, maximum=3600),
-        Knob("near_duplicate_cosine", "float", 0.92,
+        Knob("near_duplicate_cosine", "float", 0.85,
              "Cosine above which two same-type records may be near-duplicates.", minimum=0.5,
              maximum=1.0),
         Knob("archive_after_days", "int", 90,
