@@ -45,6 +45,8 @@ class Knob(NamedTuple):
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    # Read from the environment only (AGENTCTX_<KEY>): never written to config.json.
+    env_only: bool = False
 
 
 KNOBS: dict[str, Knob] = {
@@ -127,6 +129,11 @@ KNOBS: dict[str, Knob] = {
         Knob("prune_after_days", "int", 60,
              "Days a record must stay under prune_score before it is listed for pruning.",
              minimum=1, maximum=36500),
+        # The clock.
+        Knob("now", "time", "",
+             "A fixed current time (ISO 8601) for hooks, preview, search, consolidation and the "
+             "TUI — for benchmarks and reproducible runs; empty: the real clock. Environment "
+             "only: AGENTCTX_NOW.", env_only=True),
         # Local web view.
         Knob("web_port", "int", 7327, "Port of the optional local web view (127.0.0.1 only).",
              minimum=1024, maximum=65535),
@@ -213,6 +220,10 @@ def parse_value(knob: Knob, raw: object) -> str | int | float | bool:
                 raise ConfigError(f"{knob.key} must be at most {knob.maximum:g}, not {raw}")
             return number
         text = str(raw).strip()
+        if knob.kind == "time":
+            from agentctx.store.ids import normalize_time
+
+            return normalize_time(text)
         if knob.kind == "choice" and text not in knob.choices:
             raise ConfigError(f"{knob.key} takes one of {', '.join(knob.choices)}, not {raw!r}")
         if not text:
@@ -314,6 +325,9 @@ def set_value(key: str, raw: str, path: Path | None = None) -> str | int | float
     A malformed existing file is refused (left untouched) rather than overwritten.
     """
     knob = _knob(key)
+    if knob.env_only:
+        raise ConfigError(f"{knob.key} is read from the environment only: set "
+                          f"AGENTCTX_{knob.key.upper()}")
     value = parse_value(knob, raw)
     target = path or config_path()
     data = read_file(target)

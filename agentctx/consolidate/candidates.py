@@ -10,12 +10,13 @@ Standard library and the store only: importing this module is cheap.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from agentctx import config
 from agentctx.store import upkeep
 from agentctx.store.db import Store
+from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import parse_time, to_iso
 
 
@@ -66,7 +67,7 @@ def prune_candidates(db: Store, project_id: str | None, *, cfg: config.Config | 
     Lowest score first. Scores are maintained by consolidation.
     """
     cfg = cfg or config.Config.load()
-    moment = now or datetime.now(UTC)
+    moment = now or clock_now()
     before = to_iso(moment - timedelta(days=cfg.get_int("prune_after_days")))
     found = upkeep.prune_candidates(db, project_id, low_before=before, limit=limit)
     return [PruneCandidate(item.record.id, item.record.type, item.record.title,

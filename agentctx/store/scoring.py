@@ -13,6 +13,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from agentctx.lean import NamedTuple
+from agentctx.store.ids import now as clock_now
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {
@@ -92,7 +93,7 @@ def absent_word_weight(rank: int | None) -> float:
 
 def age_days(valid_from: str, now: datetime | None = None) -> float:
     """Days between ``valid_from`` (ISO, as stored) and now; 0 for future or unparsable dates."""
-    moment = now or datetime.now(UTC)
+    moment = now or clock_now()
     try:
         then = datetime.fromisoformat(valid_from.replace("Z", "+00:00"))
     except ValueError:
@@ -178,7 +179,7 @@ def score_factors(type_: str, confidence: str, valid_from: str, last_accessed: s
                   kept_fresh: bool = False) -> ScoreFactors:
     """The consolidation score of one record, factor by factor; ``kept_fresh`` (a worktree's
     latest handover) takes no decay at all."""
-    moment = now or datetime.now(UTC)
+    moment = now or clock_now()
     moments = [m for m in (_parse(valid_from), _parse(last_accessed)) if m is not None]
     reference = min(max(moments), moment) if moments else moment
     days = (moment - reference).total_seconds() / 86400.0

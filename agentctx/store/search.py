@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from datetime import UTC, datetime
+from datetime import datetime
 
 from agentctx.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.ids import normalize_time
+from agentctx.store.ids import now as clock_now
 from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
 from agentctx.store.scoring import (
     BM25_WEIGHTS,
@@ -220,7 +221,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         pool = search_asof.candidates(db, _selective_terms(present, df, total), split,
                                       _project_match(query), where, params, CANDIDATE_POOL)
     chains = not query.as_of
-    now = datetime.now(UTC)
+    now = clock_now()
     scored: dict[int, tuple[Record, float]] = {}
     superseded: list[tuple[Record, float]] = []
     for record, base in pool:
@@ -531,7 +532,7 @@ def _search_like(db: Store, query: Query, limit: int) -> list[Hit]:
     rows = db.rows(f"SELECT {columns} FROM {source} WHERE {where} AND "
                    f"({' OR '.join(likes)}) ORDER BY r.valid_from DESC LIMIT {CANDIDATE_POOL}",
                    [*params, *like_params])
-    now = datetime.now(UTC)
+    now = clock_now()
     hits = []
     for row in rows:
         record = _record(row, query)
