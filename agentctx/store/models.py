@@ -88,6 +88,7 @@ class Hit(NamedTuple):
     relevance: float  # 0-1: IDF-weighted share of the query's terms the record matches
     matched: tuple[str, ...]  # query terms found in the record
     via: str | None = None  # id of a superseded record whose match surfaced this current one
+    dated: bool = False  # valid_from inside the prompt's time window ("last week")
 
 
 class Edge(NamedTuple):

@@ -48,6 +48,16 @@ from agentctx.store.scoring import (
 )
 from agentctx.store.textproc import fts_phrase, query_terms, tokens, word_rank
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.store.timewords import TimeWindow
+
+# Words without which a prompt names no time (the time module is imported only with one).
+_TIME_HINTS = frozenset(
+    "yesterday today morning tonight ago back earlier week weeks month months year years recently "
+    "recent lately start beginning outset early kickoff kick first since january february march "
+    "april june july august september october november december jan feb mar apr jun jul aug "
+    "sep sept oct nov dec".split())
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
 # Superseded matches followed to their successors (the strongest ones; the rest rank too low).
@@ -167,10 +177,16 @@ def _order(hits: list[Hit], limit: int) -> list[Hit]:
 
 def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     intent, phrasing = _intent(query.text)
-    # The words of an intent phrase ("last time", "next steps") are phrasing, not topic: the
-    # rest of the prompt is what the intended records must match.
+    now = clock_now()
+    span = _time_window(db, query, now)
+    if span is not None:
+        from agentctx.store.timewords import phrase_words
+
+        phrasing = phrasing | phrase_words(span)
+    # The words of an intent or time phrase ("last time", "next steps", "two weeks ago") are
+    # phrasing, not topic: the rest of the prompt is what the intended records must match.
     terms = [t for t in query_terms(query.text) if t not in phrasing]
-    if not terms and not intent:
+    if not terms and not intent and span is None:
         return []
     total = max(1, int(db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'records'") or 1))
     df = {term: int(db.scalar("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
@@ -192,11 +208,11 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     if archived_df is not None:
         df = {term: live_df[term] + archived_df[term] for term in terms}
     present = [t for t in terms if df[t] > 0]
-    if not present and not intent:
+    if not present and not intent and span is None:
         return []
     weight = _term_weights(terms, df, total)
     denominator = sum(weight.values())
-    if query.min_relevance > 0 and (terms or not intent):
+    if query.min_relevance > 0 and span is None and (terms or not intent):
         # A hit's relevance is the weighted share of the terms it matches, so at most that of
         # the terms found anywhere: when even that (rounded as relevances are) falls short, no
         # hit could be kept.
@@ -221,7 +237,6 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         pool = search_asof.candidates(db, _selective_terms(present, df, total), split,
                                       _project_match(query), where, params, CANDIDATE_POOL)
     chains = not query.as_of
-    now = clock_now()
     scored: dict[int, tuple[Record, float]] = {}
     superseded: list[tuple[Record, float]] = []
     for record, base in pool:
@@ -232,7 +247,10 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         scored[record.pk] = (record, base)
     via = _lift_successors(db, query, superseded, scored) if chains and superseded else {}
     boosted = _intent_candidates(db, query, intent, scored) if intent else set()
-    ranked = [Hit(record, _rank(record, base, now), 0.0, (), via.get(record.pk, (None, 0))[0])
+    dated = _dated_candidates(db, query, span, scored) if span is not None else set()
+    boost = search_time_boost() if dated else 1.0
+    ranked = [Hit(record, _rank(record, base, now) * (boost if record.pk in dated else 1.0),
+                  0.0, (), via.get(record.pk, (None, 0))[0], record.pk in dated)
               for record, base in scored.values()]
     if boosted:
         best = max(hit.rank for hit in ranked)
@@ -260,6 +278,9 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         matched = _matched_terms(db, terms, split[0], [pk for pk in probe if pk not in archived])
         matched.update(_matched_terms(db, terms, split[1], sorted(archived),
                                       "records_archive_fts"))
+    # A prompt whose other words are all frequent ones ("what did we change last week?") asks
+    # by its time alone.
+    time_only = span is not None and all(word_rank(t) is not None for t in terms)
     hits = []
     for hit in top:
         pk = hit.record.pk
@@ -271,8 +292,46 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
             found = tuple(dict.fromkeys(found + lifted))
         if pk in boosted and not terms:
             relevance = INTENT_RELEVANCE
+        elif hit.dated and time_only:
+            from agentctx.store.search_time import TIME_RELEVANCE
+
+            relevance = max(relevance, TIME_RELEVANCE)
         hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found))
     return hits
+
+
+def search_time_boost() -> float:
+    """The rank multiplier of a record dated inside the prompt's window."""
+    from agentctx.store.search_time import TIME_BOOST
+
+    return TIME_BOOST
+
+
+def _time_window(db: Store, query: Query, now: datetime) -> TimeWindow | None:
+    """The window of ``valid_from`` dates the query's words point at ("last week"); never for an
+    as-of search (its date is explicit) nor one without words that could name a time."""
+    if query.as_of or (_TIME_HINTS.isdisjoint(tokens(query.text))
+                       and " may" not in query.text.lower()):
+        return None
+    from agentctx.store import search_time
+
+    return search_time.window(db, query.text, _projects(query), now)
+
+
+def _dated_candidates(db: Store, query: Query, span: TimeWindow,
+                      scored: dict[int, tuple[Record, float]]) -> set[int]:
+    """Mark the scored records dated inside ``span`` and add the newest others; returns the
+    pks of every dated candidate."""
+    from agentctx.store import search_time
+
+    dated = {pk for pk, (record, _base) in scored.items() if span.contains(record.valid_from)}
+    where, params = _filters(query._replace(include_superseded=False))
+    floor = min((base for _record, base in scored.values()), default=1.0)
+    for record in search_time.dated(db, where, params, span):
+        if record.pk not in scored:
+            scored[record.pk] = (record, floor * 0.5)
+        dated.add(record.pk)
+    return dated
 
 
 def _has_archive(db: Store) -> bool:
