@@ -80,6 +80,9 @@ class Question(NamedTuple):
     turns: tuple[Turn, ...]
     answer_sessions: frozenset[str]
     duplicate_sessions: int
+    # When the question is asked (``question_date``): "now" while it is scored, so its time
+    # words ("ten days ago") read from that day.
+    date: datetime | None = None
 
     @property
     def abstention(self) -> bool:
@@ -146,7 +149,9 @@ def _question(raw: Any) -> Question:
             turns.append(Turn(f"{session_id}#{index}", str(session_id), str(turn.get("role", "")),
                               str(turn.get("content", "")), bool(turn.get("has_answer")),
                               when + timedelta(seconds=index)))
-    return Question(qid, kind, question, tuple(turns), gold, duplicates)
+    asked = raw.get("question_date")
+    return Question(qid, kind, question, tuple(turns), gold, duplicates,
+                    parse_date(str(asked)) if asked else None)
 
 
 def load(path: Path) -> list[Question]:
@@ -269,6 +274,12 @@ def run(path: Path, *, limit: int | None = None, model_path: str | None = None,
 
 def _one(question: Question, cfg: config.Config,
          embedder: retrieval.Embedder | retrieval.Unavailable) -> Result:
+    with retrieval.clock_at(question.date):
+        return _scored(question, cfg, embedder)
+
+
+def _scored(question: Question, cfg: config.Config,
+            embedder: retrieval.Embedder | retrieval.Unavailable) -> Result:
     with tempfile.TemporaryDirectory(prefix="agentctx-lme-") as folder:
         db = Store.open(Path(folder) / "store.db")
         baseline: Fts5Baseline | None = None
@@ -352,10 +363,50 @@ def targets(results: Sequence[Result]) -> list[dict[str, Any]]:
         ("hybrid turn recall@10", hybrid.turn_recall[10] if hybrid else None, 0.80),
         ("hook recall_any@3", hook.recall_any[3] if hook else None, 0.90),
         ("hook answered@3 minus FTS5 answered@3",
-         float(hook.answered_at_3 - fts5.answered_at_3) if hook and fts5 else None, 1.0)]
+         float(hook.answered_at_3 - fts5.answered_at_3) if hook and fts5 else None, 0.0)]
+    temporal = by_type(results, "temporal-reasoning", HYBRID, 5)
+    if temporal[1]:
+        checks.append(("temporal-reasoning questions answered in hybrid top 5 (share)",
+                       temporal[0] / temporal[1], 1.0))
     return [{"metric": metric, "goal": goal, "value": value,
              "met": value is not None and value >= goal - 1e-9}
             for metric, value, goal in checks]
+
+
+def _types(results: Sequence[Result]) -> list[str]:
+    return sorted({r.question.type for r in results if not r.question.abstention})
+
+
+def found_at(result: Result, name: str, k: int) -> bool | None:
+    """Whether configuration ``name`` has an answer session in its first ``k`` (``None``: it
+    did not run)."""
+    if name not in result.rankings:
+        return None
+    session_of = {t.key: t.session for t in result.question.turns}
+    return metrics.group_recall_any(result.rankings[name], session_of,
+                                    result.question.answer_sessions, k)
+
+
+def by_type(results: Sequence[Result], kind: str, name: str, k: int) -> tuple[int, int]:
+    """``(found, asked)``: answerable questions of ``kind`` with an answer session in the first
+    ``k`` of configuration ``name``."""
+    outcomes = [found_at(r, name, k) for r in results
+                if r.question.type == kind and not r.question.abstention]
+    counted = [o for o in outcomes if o is not None]
+    return sum(counted), len(counted)
+
+
+def _type_row(results: Sequence[Result], kind: str) -> list[str]:
+    cells = [kind]
+    for name, k in ((HYBRID, 5), (HOOK, 3), (FTS5, 3)):
+        found, asked = by_type(results, kind, name, k)
+        if not asked:
+            cells.append(tables.MISSING)
+            continue
+        low, high = metrics.wilson_interval(found, asked)
+        cells.append(f"{found}/{asked} ({low:.2f}-{high:.2f})" if name == HYBRID
+                     else f"{found}/{asked}")
+    return cells
 
 
 def _consolidation_line(results: Sequence[Result]) -> str:
@@ -406,6 +457,10 @@ def render(report: LmeReport) -> str:
         lines.append(f"  {check['metric']} >= {check['goal']:g}: "
                      f"{'met' if check['met'] else 'NOT met'} "
                      f"({tables.number(check['value'], digits)})")
+    lines += ["", "by question type: hybrid session recall_any@5 (95% Wilson interval), and "
+                  "the hook's answered@3 against plain FTS5's"]
+    lines.append(tables.table(["question type", "hybrid any@5", "hook @3", "FTS5 @3"],
+                              [_type_row(results, kind) for kind in _types(results)]))
     abstentions = [r for r in results if r.question.abstention]
     if abstentions:
         lines += ["", "abstention questions (nothing in the history answers them):"]

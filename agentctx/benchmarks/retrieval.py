@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -91,6 +93,26 @@ def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
     """The store's one search, as ``ctx_search`` runs it without vectors."""
     return search(db, Query(text=text, project_id=project_id, limit=limit,
                             include_superseded=include_superseded))
+
+
+@contextmanager
+def clock_at(moment: datetime | None) -> Iterator[None]:
+    """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
+    for ``None``), as a user asking on that day would see it."""
+    from agentctx.store.ids import NOW_ENV, to_iso
+
+    if moment is None:
+        yield
+        return
+    before = os.environ.get(NOW_ENV)
+    os.environ[NOW_ENV] = to_iso(moment)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOW_ENV, None)
+        else:
+            os.environ[NOW_ENV] = before
 
 
 def timed(call: Callable[[], T]) -> tuple[T, float]:

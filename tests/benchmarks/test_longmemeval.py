@@ -156,7 +156,7 @@ class TestRun:
         assert checks["hook recall_any@3"]["value"] == hook.recall_any[3]
         difference = checks["hook answered@3 minus FTS5 answered@3"]
         assert difference["value"] == hook.answered_at_3 - 2
-        assert difference["met"] is (hook.answered_at_3 >= 3)
+        assert difference["met"] is (hook.answered_at_3 >= 2)
         assert document["configurations"]["fts5"]["recall_any"]["@5"] == 1.0
 
     def test_hybrid_with_a_real_model_folder(self, tiny_file: Path,
@@ -204,3 +204,14 @@ def test_the_shared_subset_with_the_real_model(request: pytest.FixtureRequest) -
     assert configurations["fts5"]["recall_any"]["@5"] >= 0.8
     # The hook injects a threshold-filtered prefix of the keyword search's first three.
     assert configurations["hook"]["answered_at_3"] <= configurations["keyword"]["answered_at_3"]
+
+
+def test_each_question_is_scored_on_its_own_date(tiny_file: Path) -> None:
+    """A question's time words read from the day it is asked (``question_date``)."""
+    from agentctx.store.ids import NOW_ENV, now
+
+    [first, *_] = longmemeval.load(tiny_file)
+    assert first.date is not None
+    with retrieval.clock_at(first.date):
+        assert now() == first.date
+    assert NOW_ENV not in __import__("os").environ or now() != first.date
