@@ -89,6 +89,9 @@ class Hit(NamedTuple):
     matched: tuple[str, ...]  # query terms found in the record
     via: str | None = None  # id of a superseded record whose match surfaced this current one
     dated: bool = False  # valid_from inside the prompt's time window ("last week")
+    # Absolute evidence: the summed weight (IDF) of the matched terms; relevance is its share of
+    # the weight of all the prompt's terms, so a long prompt dilutes relevance but not strength.
+    strength: float = 0.0
 
 
 class Edge(NamedTuple):

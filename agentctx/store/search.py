@@ -285,18 +285,20 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     for hit in top:
         pk = hit.record.pk
         found = matched.get(pk, ())
-        relevance = sum(weight[t] for t in found) / denominator if denominator else 0.0
+        strength = sum(weight[t] for t in found)
         if pk in via:
             lifted = matched.get(via[pk][1], ())
-            relevance = max(relevance, VIA_WEIGHT * sum(weight[t] for t in lifted) / denominator)
+            strength = max(strength, VIA_WEIGHT * sum(weight[t] for t in lifted))
             found = tuple(dict.fromkeys(found + lifted))
+        relevance = strength / denominator if denominator else 0.0
         if pk in boosted and not terms:
             relevance = INTENT_RELEVANCE
         elif hit.dated and time_only:
             from agentctx.store.search_time import TIME_RELEVANCE
 
             relevance = max(relevance, TIME_RELEVANCE)
-        hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found))
+        hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found,
+                                 strength=round(strength, 4)))
     return hits
 
 
