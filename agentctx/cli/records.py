@@ -158,7 +158,7 @@ def show(record_id: str = typer.Argument(..., help="Record id or unambiguous pre
             data = render.record_dict(record)
             data["entities"] = [{"kind": n.kind, "name": n.name, "rel": rel}
                                 for n, rel in graph.entities_of(db, record.id)]
-            data["edits"] = [dict(row) for row in rec.edits_of(db, record.id)]
+            data["edits"] = [e._asdict() for e in rec.edits_of(db, record.id)]
             print_json(data)
         else:
             typer.echo(render.detail(db, record))

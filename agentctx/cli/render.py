@@ -68,9 +68,9 @@ def detail(db: Store, record: Record) -> str:
     if edits:
         out.append("")
         out.append("edits:")
-        for row in edits:
-            out.append(f"  {row['changed_at']} {row['actor']}: {row['field']} "
-                       f"{_clip(row['old_value'])} → {_clip(row['new_value'])}")
+        for e in edits:
+            out.append(f"  {e.changed_at} {e.actor}: {e.field} "
+                       f"{_clip(e.old_value)} → {_clip(e.new_value)}")
     return "\n".join(out)
 
 

@@ -70,8 +70,9 @@ def test_update_keeps_id_and_audits_old_values(store: Store) -> None:
     updated = records.update(store, r.id, title="Use gRPC", actor="tui")
     assert updated.id == r.id and updated.title == "Use gRPC" and updated.pending_embedding
     trail = records.edits_of(store, r.id)
-    assert [(e["field"], e["old_value"], e["new_value"], e["actor"]) for e in trail] == [
+    assert [(e.field, e.old_value, e.new_value, e.actor) for e in trail] == [
         ("title", "Use gRCP", "Use gRPC", "tui")]
+    assert trail[0].changed_at >= r.recorded_at
 
 
 def test_access_counters_never_reindex_fts(store: Store) -> None:
