@@ -21,7 +21,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
-from agentctx.store import graph
+from agentctx.store import details, graph
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.models import RECORD_TYPES, Draft
@@ -153,15 +153,11 @@ def show(record_id: str = typer.Argument(..., help="Record id or unambiguous pre
          json_out: bool = JsonOption) -> None:
     """Show one record in full: body, validity, provenance, chain links, entities, edits."""
     with open_store() as db:
-        record = rec.get(db, record_id)
-        if json_out:
-            data = render.record_dict(record)
-            data["entities"] = [{"kind": n.kind, "name": n.name, "rel": rel}
-                                for n, rel in graph.entities_of(db, record.id)]
-            data["edits"] = [e._asdict() for e in rec.edits_of(db, record.id)]
-            print_json(data)
-        else:
-            typer.echo(render.detail(db, record))
+        item = details.detail(db, record_id)
+    if json_out:
+        print_json(render.detail_dict(item))
+    else:
+        typer.echo(render.detail(item))
 
 
 def edit(

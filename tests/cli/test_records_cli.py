@@ -34,6 +34,11 @@ def test_record_search_show_supersede_history(project_dir: Path) -> None:
     assert chain[0]["rationale"] == "REST was too slow"
     text = run_cli("history", str(first["id"]), cwd=project_dir).stdout
     assert "REST was too slow" in text
+    old = json.loads(run_cli("show", short, "--json", cwd=project_dir).stdout)
+    assert old["files"] == ["src/api.py"]
+    assert old["superseded_by_link"]["title"] == "Internal API is gRPC"
+    assert old["superseded_by_link"]["rationale"] == "REST was too slow"
+    assert "superseded:" in run_cli("show", short, cwd=project_dir).stdout
     current = json.loads(run_cli("list", "--json", cwd=project_dir).stdout)
     assert [c["title"] for c in current] == ["Internal API is gRPC"]
 
