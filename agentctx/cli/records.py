@@ -21,7 +21,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
-from agentctx.store import details, graph
+from agentctx.store import chains, details, graph
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.models import RECORD_TYPES, Draft
@@ -252,18 +252,16 @@ def history(record_id: str = typer.Argument(..., help="Any record of the chain."
             json_out: bool = JsonOption) -> None:
     """The whole supersession chain through a record, oldest first, with rationales."""
     with open_store() as db:
-        chain = rec.history(db, record_id)
-        shorts = rec.short_ids(db, [r.id for r in chain])
-        if json_out:
-            print_json([{**render.record_dict(r, shorts[r.id]),
-                         "rationale": rec.supersession_note(db, r.superseded_by, r.id)
-                         if r.superseded_by else None} for r in chain])
-            return
-        for r in chain:
-            typer.echo(render.line(r, shorts[r.id]))
-            if r.superseded_by:
-                note = rec.supersession_note(db, r.superseded_by, r.id)
-                typer.echo(f"{'':12}   ↓ {note or 'superseded'}")
+        chain = chains.chain_of(db, record_id)
+        shorts = rec.short_ids(db, [v.record.id for v in chain.versions])
+    if json_out:
+        print_json([{**render.record_dict(v.record, shorts[v.record.id]),
+                     "rationale": v.rationale} for v in chain.versions])
+        return
+    for version in chain.versions:
+        typer.echo(render.line(version.record, shorts[version.record.id]))
+        if version.record.superseded_by:
+            typer.echo(f"{'':12}   ↓ {version.rationale or 'superseded'}")
 
 
 def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
