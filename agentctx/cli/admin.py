@@ -139,13 +139,17 @@ def projects_list(ctx: typer.Context, json_out: bool = JsonOption) -> None:
     with open_store() as db:
         rows = proj.list_all(db)
     if json_out:
-        print_json([{**p._asdict(), "records": n, "last_seen": seen} for p, n, seen in rows])
+        print_json([{**item.project._asdict(), "records": item.records,
+                     "records_by_type": item.by_type, "last_seen": item.last_seen,
+                     "last_session": item.last_session, "sessions": item.sessions,
+                     "tokens_injected": item.tokens_injected} for item in rows])
         return
     if not rows:
         typer.echo("no projects yet")
-    for project, count, seen in rows:
-        typer.echo(f"{project.id[:12]}  {project.name:<20} {count:>5} records  "
-                   f"last {str(seen)[:10]}  {project.remote or project.root}"
+    for item in rows:
+        project = item.project
+        typer.echo(f"{project.id[:12]}  {project.name:<20} {item.records:>5} records  "
+                   f"last {str(item.last_seen)[:10]}  {project.remote or project.root}"
                    + ("  [paused]" if project.paused else ""))
 
 

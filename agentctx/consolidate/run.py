@@ -217,7 +217,7 @@ def _index(db: Store, model: EmbeddingModel, progress: Progress) -> bool:
 def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
     if scope is not None:
         return list(scope)
-    return [project.id for project, _count, _last in proj.list_all(db)] + [GLOBAL_PROJECT]
+    return [item.project.id for item in proj.list_all(db)] + [GLOBAL_PROJECT]
 
 
 def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,

@@ -7,7 +7,8 @@ store has vectors and the model's query side file, a weak match whose meaning is
 prompt is dropped too (the semantic check, ``prompt_semantic_check``). The text
 stays within ``prompt_tokens`` (≤ 2,000) tokens and ``injection_chars`` (≤ 8,000) characters: a
 record too long for what is left is cut with a ``… ctx_get <id>`` marker. Each injection leaves a
-receipt, counts one access per record, and the prompt — redacted — joins the session's recent
+receipt (the prompt's first 80 characters, redacted, and each record's relevance and matched
+words), counts one access per record, and the prompt — redacted — joins the session's recent
 prompts (consolidation ranks against them). A prompt starting with ``#noctx`` gets nothing that
 turn: no injection, no receipt, and the prompt is not kept.
 """
@@ -53,21 +54,24 @@ def handle(ctx: HookContext) -> str | None:
     cfg = ctx.cfg
     chosen = select(db, project.id, prompt, cfg, seen=sessions.seen(db, session_id))
     text, shown = compose(chosen, project.name, cfg)
-    keep = cfg.get_int("recent_prompts")
+    keep = cfg.get_int("recent_prompts") if prompt.strip() else 0
+    redacted = ""
+    if keep > 0 or text:
+        from agentctx.redact import redact
+
+        redacted = redact(prompt)
     with db.write():
         sessions.ensure(db, session_id, project.id, cwd=ctx.cwd,
                         transcript_path=ctx.transcript_path)
-        if keep > 0 and prompt.strip():
-            from agentctx.redact import redact
-
+        if keep > 0:
             sessions.append_meta(db, session_id, "prompts",
-                                 {"at": now_iso(), "text": redact(prompt)[:PROMPT_KEEP_CHARS]},
-                                 keep)
+                                 {"at": now_iso(), "text": redacted[:PROMPT_KEEP_CHARS]}, keep)
         if text:
             ids = [h.record.id for h in shown]
             sessions.add_receipt(db, session_id=session_id, project_id=project.id, event=EVENT,
                                  record_ids=ids, scores=[h.relevance for h in shown],
-                                 tokens=estimate_tokens(text), chars=len(text))
+                                 tokens=estimate_tokens(text), chars=len(text),
+                                 prompt=redacted, matched=[h.matched for h in shown])
             sessions.mark_seen(db, session_id, ids)
             records.touch(db, ids)
     return text or None

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     Params = Sequence[Any] | dict[str, Any]
 
 # Bump together with a new migration in agentctx.store.schema (a test checks they agree).
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 DEFAULT_BUSY_TIMEOUT_MS = 3000
 
 
@@ -123,6 +123,11 @@ class Store:
     def change_counter(self) -> int:
         """The store-wide counter bumped by every meaningful record write."""
         return int(self.scalar("SELECT value FROM meta WHERE key = 'changes'") or 0)
+
+    def data_version(self) -> int:
+        """A number that changes whenever another connection commits to the store (SQLite's
+        ``PRAGMA data_version``): a live view polls it, and reads only when it moved."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
 
     def has_fts(self) -> bool:
         """Whether the FTS5 index exists and this SQLite can use it."""

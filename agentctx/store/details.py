@@ -55,7 +55,7 @@ def detail(db: Store, ref: str) -> RecordDetail:
     """
     record = rec.get(db, ref)
     predecessors = db.rows("SELECT to_id, note FROM edges WHERE from_id = ? AND "
-                           "rel_type = 'supersedes' ORDER BY created_at, id", (record.id,))
+                           "rel_type = 'supersedes' ORDER BY rowid", (record.id,))
     supersedes = tuple(_link(db, row[0], row[1]) for row in predecessors)
     successor = None
     if record.superseded_by:

@@ -49,12 +49,34 @@ def test_relevant_record_is_injected_fenced_with_receipt(app: Path) -> None:
         receipt = sessions.receipts(db, SESSION)[-1]
         assert receipt.event == "UserPromptSubmit" and receipt.record_ids == (grpc,)
         assert len(receipt.scores) == 1 and 0.2 <= receipt.scores[0] <= 1
+        # The receipt says why: the prompt's first words and the words the record matched.
+        assert receipt.prompt == " ".join(str(real["prompt"]).split())[:80]
+        [item] = receipt.items
+        assert item.record_id == grpc and item.score == receipt.scores[0]
+        assert {"grpc", "rest"} <= set(item.matched)
         assert receipt.chars == len(text) and receipt.tokens == -(-2 * len(text) // 7)
         assert sessions.seen(db, SESSION) == {grpc}
         assert records.get(db, grpc).access_count == 1
         prompts = sessions.get(db, SESSION)
         assert prompts is not None
         assert prompts.meta["prompts"][-1]["text"] == real["prompt"]
+
+
+def test_a_receipt_keeps_only_the_redacted_start_of_the_prompt(app: Path) -> None:
+    pid = _project(app)
+    _add(pid, "decision", "Deploy tokens live in the vault", "rotate monthly")
+    secret = "ghp_" + "a1B2" * 9
+    prompt = (f"deploy   token {secret} in the vault: do deploy tokens rotate monthly? "
+              + "the vault deploy tokens " * 200)
+    # The token is a word no record has: it weighs a lot, hence the very low threshold here.
+    injected = _prompt(app, prompt, env={"AGENTCTX_PROMPT_MIN_RELEVANCE": "0.01"})
+    assert "Deploy tokens live in the vault" in injected
+    with Store.open() as db:
+        [receipt] = sessions.receipts(db, SESSION)
+        assert receipt.prompt is not None and len(receipt.prompt) == 80
+        assert receipt.prompt.startswith("deploy token [REDACTED:github-token]")
+        assert secret not in receipt.prompt and secret[:10] not in receipt.prompt
+        assert receipt.items[0].matched
 
 
 def test_already_injected_records_are_not_repeated(app: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.store import SCHEMA_VERSION, Store, StoreTooNew, records, search
+from agentctx.store import SCHEMA_VERSION, Store, StoreTooNew, records, search, sessions
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft
 
@@ -76,6 +76,10 @@ def test_the_first_version_store_upgrades_and_keeps_its_data(tmp_path: Path) -> 
         assert records.get(db, new.id).title == "after upgrade"
         # Version 2: the archive's full-text index exists (empty: nothing was archived).
         assert db.scalar("SELECT count(*) FROM records_archive_fts") == 0
+        # Version 3: receipts say why; one written before has no prompt and no matched words.
+        [old] = sessions.receipts(db, "s-1")
+        assert old.prompt is None and old.matched == ()
+        assert [(i.score, i.matched) for i in old.items] == [(1.0, ())]
         check_indexes(db)
     finally:
         db.close()
@@ -104,7 +108,7 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
     try:
         assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert [row[0] for row in db.rows("SELECT name FROM _sqlite_migrations ORDER BY id")] \
-            == ["m001_initial", "m002_archive_fts"]
+            == ["m001_initial", "m002_archive_fts", "m003_receipt_reasons"]
         check_indexes(db)
         assert db.scalar("SELECT count(*) FROM records_archive_fts "
                          "WHERE records_archive_fts MATCH 'rest'") == 1
