@@ -1,12 +1,20 @@
-"""Counts and sums for ``agentctx status``, the TUI and the web view."""
+"""Counts and sums for ``agentctx status``, the TUI and the web view.
+
+:func:`overview` is the one status model: a project's records, sessions, tokens injected,
+extraction cost and what consolidation left to decide, as ``agentctx status`` prints it and the
+TUI and web view show it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+from datetime import datetime
 from typing import Any, NamedTuple
 
-from agentctx.store.db import Store
+from agentctx.store import ledger, upkeep
+from agentctx.store.db import SCHEMA_VERSION, Store
+from agentctx.store.models import GLOBAL_PROJECT, Project
 
 
 class SessionSummary(NamedTuple):
@@ -162,3 +170,45 @@ def drift_count(db: Store, project_id: str, threshold: float) -> int:
     return int(db.scalar("SELECT count(*) FROM records WHERE project_id = ? AND type IN "
                          "('decision', 'convention') AND superseded_at IS NULL "
                          "AND claudemd_drift_score > ?", (project_id, threshold)) or 0)
+
+
+class StoreInfo(NamedTuple):
+    """The store file: where, how big (WAL included) and its schema version."""
+
+    path: str
+    bytes: int
+    schema: int
+
+
+class Overview(NamedTuple):
+    """Everything ``agentctx status`` reports about one project."""
+
+    store: StoreInfo
+    project: Project
+    records: dict[str, dict[str, int]]  # per type: current, superseded and archived counts
+    global_preferences: dict[str, int]  # current, superseded and archived
+    injections: dict[str, int]  # see injection_totals
+    extraction: ledger.Totals
+    sessions: list[SessionSummary]  # the latest, newest first
+    merge_candidates: list[upkeep.MergeCandidate]
+    prune_candidates: list[upkeep.PruneCandidate]
+
+    @property
+    def record_totals(self) -> dict[str, int]:
+        """Current, superseded and archived records over every type."""
+        return {state: sum(counts.get(state, 0) for counts in self.records.values())
+                for state in ("current", "superseded", "archived")}
+
+
+def overview(db: Store, project: Project, *, prune_after_days: int, sessions: int = 10,
+             now: datetime | None = None) -> Overview:
+    """The status of ``project``: counts, costs, recent sessions and the merge and pruning
+    candidates (``prune_after_days`` is the knob of that name)."""
+    return Overview(
+        StoreInfo(str(db.path), store_size(db), SCHEMA_VERSION), project,
+        record_counts(db, project.id),
+        record_counts(db, GLOBAL_PROJECT).get("preference", {}),
+        injection_totals(db, project.id), ledger.totals(db, project_id=project.id),
+        session_summaries(db, project.id, limit=sessions),
+        upkeep.merge_candidates(db, project.id),
+        upkeep.prune_candidates(db, project.id, after_days=prune_after_days, now=now))
