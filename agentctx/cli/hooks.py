@@ -1,17 +1,14 @@
 """Hook-related commands: ``pause`` and ``resume`` a project, ``preview`` what the per-prompt hook
 would inject, and the hidden ``finish-session``.
 
-``finish-session`` is the detached child the SessionEnd hook spawns: the final extraction of the
-session's remaining content, then consolidation, each as its own ``agentctx`` process with a time
-limit. A failure (or a command this installation lacks) is logged to ``<home>/logs/hooks.log`` and
-the next step still runs. The child's own output goes to ``<home>/logs/finish-session.log``.
+``finish-session`` is the detached child the SessionEnd hook spawns; it runs
+:func:`agentctx.finish.finish_session` (the final extraction, then consolidation). A failed step
+is logged to ``<home>/logs/hooks.log``; the child's own output goes to
+``<home>/logs/finish-session.log``.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -31,10 +28,6 @@ from agentctx.store.db import Store
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.hooks.prompt import Verdict
-
-# Seconds allowed beyond each step's own configured time limit (start-up, writing results).
-STEP_GRACE_SECONDS = 30
-
 
 def pause(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """Pause agentctx for a project: no injection and no capture until 'agentctx resume'."""
@@ -158,71 +151,20 @@ def finish_session(
     transcript: str | None = typer.Option(None, "--transcript", help="Session transcript path."),
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
-    from agentctx import background
-
-    cfg = _config()
-    with background.exclusive(f"finish-{session_id}") as acquired:
-        if not acquired:
-            _say(session_id, "already running, nothing to do")
-            return
-        if transcript and cfg.get_bool("llm"):
-            _step(["extract", "--session-id", session_id, "--transcript", transcript],
-                  cfg.get_int("llm_time_limit_s") + STEP_GRACE_SECONDS, session_id)
-        _step(["consolidate", "--project", project],
-              cfg.get_int("consolidate_time_limit_s") + STEP_GRACE_SECONDS, session_id)
-
-
-def _config() -> config.Config:
-    try:
-        return config.Config.load()
-    except config.ConfigError as exc:
-        _problem("", f"config problem, using defaults: {exc}")
-        return config.Config({}, environ={})
-
-
-def _step(args: list[str], timeout: int, session_id: str) -> bool:
-    """Run ``agentctx <args>`` to completion (or its time limit); returns whether it succeeded.
-
-    The step's output is copied to this process's output (the finish-session log).
-    """
-    name = f"agentctx {args[0]}"
-    started = time.monotonic()
-    _say(session_id, f"{name} started")
-    try:
-        result = subprocess.run([sys.executable, "-m", "agentctx", *args],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace",
-                                timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        _problem(session_id, f"{name} did not finish within {timeout} s and was stopped")
-        return False
-    except OSError as exc:
-        _problem(session_id, f"cannot run {name}: {exc}")
-        return False
-    if result.stdout:
-        typer.echo(result.stdout.rstrip("\n"))
-    elapsed = time.monotonic() - started
-    if result.returncode != 0:
-        if f"No such command '{args[0]}'" in (result.stdout or ""):
-            _problem(session_id, f"{name} is not available in this installation; skipped")
-        else:
-            _problem(session_id, f"{name} exited with {result.returncode} after {elapsed:.1f} s "
-                                 "(see finish-session.log)")
-        return False
-    _say(session_id, f"{name} done in {elapsed:.1f} s")
-    return True
-
-
-def _say(session_id: str, message: str) -> None:
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    typer.echo(f"{stamp} finish-session {session_id or '-'}: {message}")
-
-
-def _problem(session_id: str, message: str) -> None:
+    from agentctx import finish
     from agentctx.hooks.common import log_problem
 
-    log_problem("finish-session", session_id, message)
-    _say(session_id, message)
+    def problem(message: str) -> None:
+        log_problem(finish.LOG_EVENT, session_id, message)
+
+    try:
+        cfg = config.Config.load()
+    except config.ConfigError as exc:
+        message = f"config problem, using defaults: {exc}"
+        log_problem(finish.LOG_EVENT, "", message)
+        typer.echo(message)
+        cfg = config.Config({}, environ={})
+    finish.finish_session(session_id, project, transcript, cfg, say=typer.echo, problem=problem)
 
 
 def register(app: typer.Typer) -> None:
