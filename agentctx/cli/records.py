@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from agentctx import config
 from agentctx.cli import render
 from agentctx.cli.common import (
     JsonOption,
@@ -129,7 +130,8 @@ def search(
     with open_store() as db:
         project_id = None if all_projects else current_project(db, project).id
         request = srch.Query(text=query, project_id=project_id, types=tuple(types), file=file,
-                             include_superseded=superseded, as_of=as_of, limit=limit)
+                             include_superseded=superseded, as_of=as_of, limit=limit,
+                             backend=config.Config.load().get_str("search"))
         if keyword:
             hits, mode = srch.search(db, request), "keyword (--keyword)"
         else:

@@ -122,7 +122,8 @@ def judge(db: Store, project_id: str, prompt: str, cfg: config.Config,
     threshold = cfg.get_float("prompt_min_relevance")
     hits = search(db, Query(text=prompt, project_id=project_id,
                             limit=min(MAX_LIMIT, max(candidates, max_records + len(seen))),
-                            min_relevance=0.0 if candidates else threshold))
+                            min_relevance=0.0 if candidates else threshold,
+                            backend=cfg.get_str("search")))
     verdicts: list[Verdict] = []
     kept = 0
     for hit in hits:

@@ -53,8 +53,9 @@ class Where(NamedTuple):
 
 def build_query(where: Where, text: str, *, type_: str | None = None, file: str | None = None,
                 scope: str | None = None, as_of: str | None = None,
-                limit: int = 10) -> Query:
-    """Validate ``ctx_search`` arguments and turn them into a store :class:`Query`."""
+                limit: int = 10, backend: str = "fts") -> Query:
+    """Validate ``ctx_search`` arguments and turn them into a store :class:`Query`
+    (``backend``: the ``search`` knob)."""
     text = text.strip()
     if not text:
         raise ToolError("query must not be empty: give a few words to search for")
@@ -72,7 +73,7 @@ def build_query(where: Where, text: str, *, type_: str | None = None, file: str 
             raise ToolError(f"as_of: {exc}") from None
     return Query(text=text, project_id=where.project.id, types=(type_,) if type_ else (),
                  scope=scope, file=graph.relative_name(file, where.root) if file else None,
-                 as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)))
+                 as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)), backend=backend)
 
 
 def search(db: Store, where: Where, query: Query, vector: VectorSide | None = None) -> str:

@@ -143,3 +143,13 @@ def test_search_fuses_vectors_once_consolidated(project_dir: Path,
     keyword = json.loads(run_cli("search", "memory", "--keyword", "--json",
                                  cwd=project_dir).stdout)
     assert keyword == []
+
+
+def test_search_honours_the_search_knob(project_dir: Path) -> None:
+    record(project_dir, "decision", "Internal API is gRPC", "--body", "protobuf")
+    pinned = record(project_dir, "convention", "Money is integer cents", "--pin")
+    found = json.loads(run_cli("search", "grpc", "--keyword", "--json", cwd=project_dir).stdout)
+    assert [h["title"] for h in found] == ["Internal API is gRPC"]
+    only_pinned = run_cli("search", "grpc", "--keyword", "--json", cwd=project_dir,
+                          env={"AGENTCTX_SEARCH": "pinned"})
+    assert [h["id"] for h in json.loads(only_pinned.stdout)] == [pinned["id"]]
