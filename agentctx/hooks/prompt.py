@@ -17,9 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from agentctx import config
+from agentctx import config, injection
 from agentctx.budget import char_limit, estimate_tokens, pack, truncate
-from agentctx.hooks import render
 from agentctx.hooks.common import HookContext
 from agentctx.lean import NamedTuple
 from agentctx.store import records, sessions
@@ -187,18 +186,18 @@ def compose(hits: Sequence[Hit], project_name: str,
     cfg = cfg or config.Config.load()
     max_tokens = min(cfg.get_int("prompt_tokens"), config.PROMPT_MAX_TOKENS)
     max_chars = min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS)
-    head = render.header("prompt", project_name)
-    foot = render.FENCE_CLOSE
+    head = injection.header("prompt", project_name)
+    foot = injection.FENCE_CLOSE
     used = len(head) + 1 + len(foot)
     limit = char_limit(max_tokens, max_chars)
     entries: list[str] = []
     shown: list[Hit] = []
     for hit in hits:
-        entry = render.item_block(hit.record, replaces=hit.via)
+        entry = injection.item_block(hit.record, replaces=hit.via)
         room = limit - used - 1
         if len(entry) > room:
             marker = f" … ctx_get {hit.record.id}"
-            if room < len(render.item_head(hit.record)) + len(marker):
+            if room < len(injection.item_head(hit.record)) + len(marker):
                 break
             entry = truncate(entry, room, marker)
             entries.append(entry)
