@@ -18,9 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx import config, digest, injection
+from agentctx import config, digest, injection, judgement
 from agentctx.budget import estimate_tokens
-from agentctx.hooks.prompt import compose
 from agentctx.store import Store, digests, records
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Hit, Project, Record
 
@@ -313,7 +312,8 @@ def test_prompt_injection_always_within_budget(entries: list[tuple[str, str, int
                                                chars: int) -> None:
     hits = [Hit(_record(n, title[:300], (body * repeat)[:8000]), 1.0, 0.9, ())
             for n, (title, body, repeat) in enumerate(entries)]
-    text, shown = compose(hits, "app", _cfg(prompt_tokens=tokens, injection_chars=chars))
+    knobs = judgement.settings(_cfg(prompt_tokens=tokens, injection_chars=chars))
+    text, shown = judgement.compose(hits, "app", knobs)
     limit = min(chars, 8000)
     assert len(text) <= limit and estimate_tokens(text) <= min(tokens, 2000)
     assert [h.record.id for h in shown] == [h.record.id for h in hits[:len(shown)]]

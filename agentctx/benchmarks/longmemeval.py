@@ -30,7 +30,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx import config
+from agentctx import config, judgement
 from agentctx.benchmarks import metrics, retrieval, tables
 from agentctx.benchmarks.fts_baseline import Fts5Baseline
 from agentctx.store import projects, records
@@ -239,7 +239,7 @@ class LmeReport(NamedTuple):
     """Everything one LongMemEval run measured."""
 
     path: str
-    settings: retrieval.HookSettings
+    settings: judgement.Settings
     hook_note: str
     hybrid: str | None
     hybrid_reason: str | None
@@ -261,7 +261,7 @@ def run(path: Path, *, limit: int | None = None, model_path: str | None = None,
         if progress is not None:
             progress(number, len(questions), question.id)
         results.append(_one(question, cfg, embedder))
-    return LmeReport(str(path), retrieval.hook_settings(cfg), retrieval.hook_selection_note(),
+    return LmeReport(str(path), judgement.settings(cfg), retrieval.hook_selection_note(),
                      embedder.label if isinstance(embedder, retrieval.Embedder) else None,
                      embedder.reason if isinstance(embedder, retrieval.Unavailable) else None,
                      results)

@@ -24,10 +24,9 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.store import projects
-from agentctx.store.db import Store
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.hooks.prompt import Verdict
+    from agentctx.judgement import Verdict
 
 def pause(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """Pause agentctx for a project: no injection and no capture until 'agentctx resume'."""
@@ -63,18 +62,17 @@ def preview(
 ) -> None:
     """Show what the per-prompt hook would inject for a prompt, and why each candidate was or
     was not injected (relevance, matched words, cosine). Injects and records nothing."""
-    from agentctx.hooks import prompt as hook
+    from agentctx import judgement
     from agentctx.store import records as rec
     from agentctx.store import sessions
 
     if not prompt.strip():
         fail("the prompt is empty: pass the text you would type in Claude Code")
-    cfg = config.Config.load()
+    knobs = judgement.settings(config.Config.load())
     with open_store() as db:
         target = current_project(db, project)
-        verdicts: list[Verdict] = []
-        injected = ""
-        if hook.opted_out(prompt):
+        decision = judgement.Decision([], "", [])
+        if judgement.opted_out(prompt):
             why = "the prompt starts with #noctx"
         elif target.paused:
             why = f"{target.name} is paused ('agentctx resume')"
@@ -82,13 +80,13 @@ def preview(
             if session and sessions.get(db, session) is None:
                 fail(f"no session {session!r} in the store (see 'agentctx status')")
             seen = sessions.seen(db, session) if session else frozenset()
-            verdicts, injected = hook.preview(db, target, prompt, cfg, seen=seen,
-                                              candidates=limit)
+            decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen,
+                                        candidates=limit)
             why = ""
-        semantic = _semantic_state(cfg, db)
-        shorts = rec.short_ids(db, [v.hit.record.id for v in verdicts])
-    settings = {"threshold": cfg.get_float("prompt_min_relevance"),
-                "max_records": min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
+        semantic = judgement.semantic_check_state(db, knobs)
+        shorts = rec.short_ids(db, [v.hit.record.id for v in decision.verdicts])
+    verdicts, injected = decision.verdicts, decision.text
+    settings = {"threshold": knobs.min_relevance, "max_records": knobs.max_records,
                 "semantic_check": semantic}
     if json_out:
         print_json({"project": target.id, "prompt": prompt, "skipped": why or None, **settings,
@@ -96,7 +94,8 @@ def preview(
                                     "type": v.hit.record.type, "title": v.hit.record.title,
                                     "relevance": v.hit.relevance, "cosine": v.cosine,
                                     "matched": list(v.hit.matched), "replaces": v.hit.via,
-                                    "outcome": v.outcome, "why": hook.OUTCOMES[v.outcome]}
+                                    "outcome": v.outcome,
+                                    "why": judgement.OUTCOMES[v.outcome]}
                                    for v in verdicts],
                     "injected_text": injected,
                     "tokens": estimate_tokens(injected) if injected else 0})
@@ -110,7 +109,7 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
                   shorts: dict[str, str], injected: str, show_text: bool) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    from agentctx.hooks.prompt import INJECT, OUTCOMES
+    from agentctx.judgement import INJECT, OUTCOMES
 
     lines = [f"{project_name}: threshold {settings['threshold']:.2f}, at most "
              f"{settings['max_records']} records, semantic check {settings['semantic_check']}"]
@@ -130,19 +129,6 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
     if show_text and injected:
         lines += ["", injected]
     return "\n".join(lines)
-
-
-def _semantic_state(cfg: config.Config, db: Store) -> str:
-    """The per-prompt semantic check as the hook would find it: off, not ready or on."""
-    from agentctx.store import querymodel
-
-    if not cfg.get_bool("prompt_semantic_check"):
-        return "off"
-    side = querymodel.open_registered(db)
-    if side is None:
-        return "not ready (run 'agentctx consolidate')"
-    side.close()
-    return "on"
 
 
 def finish_session(
