@@ -144,8 +144,8 @@ def _prepare_semantic(db_path: Path, home: Path, model_path: Path) -> str:
     os.environ["AGENTCTX_EMBED_MODEL"] = str(model_path)
     os.environ["AGENTCTX_HOME"] = str(home)
     from agentctx.benchmarks.retrieval import embed_pending
-    from agentctx.consolidate.embed import load_model
-    from agentctx.consolidate.querymodel import ensure
+    from agentctx.consolidate.query_side_file import ensure
+    from agentctx.embedder import load_model
     from agentctx.store import Store
 
     model = load_model()

@@ -112,7 +112,7 @@ def per_call_server(db_path: Path) -> Any:
 def embed_everything(db_path: Path) -> tuple[str, float]:
     """Embed every current record with the real model (the consolidation API); (model, seconds)."""
     from agentctx.config import Config
-    from agentctx.consolidate.embed import embedding_text, load_model
+    from agentctx.embedder import embedding_text, load_model
     from agentctx.store import Store, vectors
 
     model = load_model(Config.load())
@@ -238,9 +238,9 @@ def main() -> None:
     hybrid = not args.no_hybrid
     if hybrid:
         try:
-            import agentctx.consolidate.embed  # noqa: F401
+            import agentctx.embedder  # noqa: F401
         except ImportError:
-            print("agentctx.consolidate.embed is missing: reporting the keyword path only")
+            print("agentctx.embedder is missing: reporting the keyword path only")
             hybrid = False
         if not MODEL_DIR.is_dir():
             print(f"{MODEL_DIR} is missing: reporting the keyword path only")

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agentctx import budget, config, judgement
-from agentctx.consolidate.embed import query_text
+from agentctx.embedder import query_text
 from agentctx.store.db import Store
 from agentctx.store.models import Hit
 from agentctx.store.search import Query, search
@@ -80,7 +80,7 @@ def timed(call: Callable[[], T]) -> tuple[T, float]:
 
 
 class Embedder(NamedTuple):
-    """A loaded embedding model (``agentctx.consolidate.embed.EmbeddingModel``) and its label."""
+    """A loaded embedding model (``agentctx.embedder.EmbeddingModel``) and its label."""
 
     model: Any
     label: str
@@ -109,7 +109,7 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
     with the command that fetches it.
     """
     try:
-        from agentctx.consolidate.embed import load_model
+        from agentctx.embedder import load_model
         from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
     except Exception as exc:
         return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
@@ -177,7 +177,7 @@ def _semantic_note(query_model: str, cfg: config.Config) -> str:
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
     """Embed every record waiting for an embedding, as consolidation does; returns how many."""
-    from agentctx.consolidate.embed import embedding_text
+    from agentctx.embedder import embedding_text
     from agentctx.store import vectors
 
     done = 0

@@ -138,7 +138,7 @@ def finish_session(
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
     from agentctx import finish
-    from agentctx.hooks.common import log_problem
+    from agentctx.hooks.context import log_problem
 
     def problem(message: str) -> None:
         log_problem(finish.LOG_EVENT, session_id, message)

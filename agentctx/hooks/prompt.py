@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from agentctx import judgement
 from agentctx.budget import estimate_tokens
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.store import records, sessions
 from agentctx.store.ids import now_iso
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agentctx import budget
-from agentctx.store import details, graph
+from agentctx.store import details, graph, profiles
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.details import ChainLink, RecordDetail
@@ -335,19 +335,13 @@ def _link_files(db: Store, project_id: str, record: Record, names: Sequence[str]
 
 
 def _profile_records(db: Store, project_id: str) -> list[Record]:
-    try:
-        from agentctx import project_profile
-    except ImportError:
-        return rec.list_records(db, project_id=project_id, types=("profile",))
-    return project_profile.current(db, project_id)
+    return profiles.project_profile(db, project_id)
 
 
 def _refresh_profile(db: Store, project: Project) -> list[Record]:
     """Detect the profile now (first use in a project), then read it back in its stable order."""
-    try:
-        from agentctx import project_profile
-    except ImportError:
-        return []
+    from agentctx import project_profile
+
     if project.paused:
         return []
     try:

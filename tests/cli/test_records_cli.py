@@ -127,7 +127,7 @@ def test_search_fuses_vectors_once_consolidated(project_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Before consolidation the search is keyword only; after it, a record that shares no word
     with the query but its topic is found through the model's query side file."""
-    from tests.consolidate import tiny_model
+    from tests.support import tiny_model
 
     folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentctx.consolidate.embed import EmbeddingModel, forget_loaded, load_model
 from agentctx.consolidate.run import consolidate
+from agentctx.embedder import EmbeddingModel, forget_loaded, load_model
 from agentctx.store import Store, upkeep, vectors
 from agentctx.store.models import Project
 from tests.conftest import SHARED

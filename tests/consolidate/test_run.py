@@ -8,13 +8,13 @@ import pytest
 
 from agentctx.background import exclusive
 from agentctx.consolidate import run as run_module
-from agentctx.consolidate.embed import EmbeddingModel, forget_loaded
 from agentctx.consolidate.run import consolidate, last_run
+from agentctx.embedder import EmbeddingModel, forget_loaded
 from agentctx.store import Store, digests, sessions, vectors
 from agentctx.store import records as rec
 from agentctx.store.models import Draft, Project
-from tests.consolidate import tiny_model
 from tests.consolidate.conftest import add
+from tests.support import tiny_model
 
 TOPIC_TITLES = {
     "storage": "Use sqlite with wal for the database",

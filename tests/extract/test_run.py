@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from agentctx import background, config
-from agentctx.extract import prompt, tiers
+from agentctx.extract import request, tiers
 from agentctx.extract.run import CAP_META_KEY, Request, run
 from agentctx.store import Store, ledger, records, sessions
 from agentctx.store import projects as proj
@@ -66,8 +66,8 @@ def test_a_run_sends_the_redacted_slice_and_writes_records_and_ledger(
     (body,) = api.bodies
     assert body["model"] == "claude-haiku-4-5"
     assert body["system"][0]["cache_control"]["type"] == "ephemeral"
-    assert body["system"][0]["text"] == prompt.system_prefix()
-    assert body["output_config"]["format"]["schema"] == prompt.output_schema()
+    assert body["system"][0]["text"] == request.system_prefix()
+    assert body["output_config"]["format"]["schema"] == request.output_schema()
     sent = FakeAPI.user_text(body)
     assert "We decided to use gRPC instead of REST for the internal API." in sent
     assert "→ Write(" in sent
@@ -268,7 +268,7 @@ def test_a_long_session_is_map_reduced_with_the_cache_written_first(
     assert sorted(order[1:-1], key=int) == [str(n) for n in range(2, parts + 1)]
     synthesis = FakeAPI.user_text(api.bodies[-1])
     assert all(f"Gotcha of part {n}" in synthesis for n in range(1, parts + 1))
-    assert all(b["system"][0]["text"] == prompt.system_prefix() for b in api.bodies)
+    assert all(b["system"][0]["text"] == request.system_prefix() for b in api.bodies)
     with _open() as db:
         purposes = [row[0] for row in db.rows("SELECT purpose FROM llm_calls ORDER BY id")]
     assert purposes == ["extract-map"] * parts + ["extract-synthesis"]

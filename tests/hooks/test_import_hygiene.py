@@ -26,7 +26,7 @@ FORBIDDEN = ("typer", "click", "pydantic", "sqlite_utils", "numpy", "textual", "
 # Not forbidden by the design, but each costs milliseconds a synchronous hook does not have.
 SLOW_STDLIB = ("typing", "pathlib", "logging", "dataclasses", "inspect", "subprocess",
                "contextlib", "tomllib", "email", "http", "asyncio", "threading")
-HOOK_MODULES = ("dispatch", "common", "session_start", "prompt", "post_tool",
+HOOK_MODULES = ("dispatch", "context", "session_start", "prompt", "post_tool",
                 "pre_compact", "stop", "session_end", "cwd_changed", "subagent_start")
 _LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \| (\s*)(\S+)$")
 

@@ -186,9 +186,9 @@ def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """With vectors and the query side file, a record matching one word of a prompt about
     something else is left out; strong matches stay; the knob turns the check off."""
-    from agentctx.consolidate.embed import forget_loaded, load_model
     from agentctx.consolidate.run import consolidate
-    from tests.consolidate import tiny_model
+    from agentctx.embedder import forget_loaded, load_model
+    from tests.support import tiny_model
 
     folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))

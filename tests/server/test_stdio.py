@@ -13,7 +13,7 @@ from mcp import Client, ClientSession, StdioServerParameters, stdio_client, type
 
 from agentctx.store import Store, graph, projects, records
 from agentctx.store.models import Draft
-from tests.server.tinymodel import TinyModel, embed_all
+from tests.support.tiny_model import TinyModel, embed_all
 
 pytestmark = pytest.mark.anyio
 

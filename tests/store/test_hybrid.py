@@ -23,7 +23,7 @@ from agentctx.store.hybrid import (
 )
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
-from tests.server.tinymodel import TinyModel, embed_all
+from tests.support.tiny_model import TinyModel, embed_all
 
 APP = "p-app"
 OTHER = "p-other"
