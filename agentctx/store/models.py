@@ -18,6 +18,8 @@ SOURCES: tuple[str, ...] = (
 )
 GLOBAL_PROJECT = "global"
 TITLE_MAX_CHARS = 300
+# One of the laws (agentctx.config lists them all): no record body is longer than this.
+BODY_MAX_CHARS = 8000
 
 
 class Record(NamedTuple):

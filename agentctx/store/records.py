@@ -10,13 +10,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from agentctx.config import BODY_MAX_CHARS
 from agentctx.lean import NamedTuple
 from agentctx.redact import redact
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
 from agentctx.store.models import (
+    BODY_MAX_CHARS,
     CONFIDENCES,
     GLOBAL_PROJECT,
     RECORD_TYPES,

@@ -69,9 +69,10 @@ def count(db: Store, project_id: str | None = None) -> int:
                          (project_id,)) or 0)
 
 
-def end(db: Store, session_id: str) -> None:
-    """Mark a session ended (now)."""
-    db.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (now_iso(), session_id))
+def end(db: Store, session_id: str, *, at: str | None = None) -> None:
+    """Mark a session ended, now or ``at`` (a backfilled or demo session's real end)."""
+    db.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?",
+               (at or now_iso(), session_id))
 
 
 def update_meta(db: Store, session_id: str, key: str, value: object) -> None:
