@@ -158,3 +158,22 @@ def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     with Store.open(path) as db:
         assert db.scalar("SELECT count(*) FROM records") == 450
         assert db.scalar("SELECT count(DISTINCT id) FROM records") == 450
+
+
+def test_sqlite_features_of_this_interpreter() -> None:
+    from agentctx.store.db import sqlite_features
+
+    features = sqlite_features()
+    assert features.version == sqlite3.sqlite_version
+    assert features.json1 and features.fts5  # CPython builds agentctx supports have both
+
+
+def test_backup_to_copies_the_whole_store(store: Store, tmp_path: Path) -> None:
+    made = records.add(store, Draft(type="decision", title="Use gRPC"), project_id="p")
+    sessions.ensure(store, "s", "p", started_at="2026-01-01T09:00:00.000Z")
+    sessions.end(store, "s", at="2026-01-01T10:00:00.000Z")
+    store.backup_to(tmp_path / "copy.db")
+    with Store.open(tmp_path / "copy.db") as copy:
+        assert records.get(copy, made.id) == made
+        ended = sessions.get(copy, "s")
+        assert ended is not None and ended.ended_at == "2026-01-01T10:00:00.000Z"
