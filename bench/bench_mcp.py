@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import FileUrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -152,8 +153,9 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
     info: dict[str, Any] = {"built_s": built, "project": project_id}
     folder = project_folder(db_path)
 
-    async def roots(_context: object) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=folder.as_uri(), name="app")])
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(folder.as_uri()),
+                                                       name="app")])
 
     child = StdioServerParameters(command=sys.executable, args=["-m", "agentctx", "mcp"],
                                   env={"AGENTCTX_HOME": str(home), "AGENTCTX_EMBEDDINGS": "off"},

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agentctx import config, digest, injection, judgement
 from agentctx.budget import estimate_tokens
-from agentctx.store import Store, digests, records
+from agentctx.store import InvalidRecord, Store, digests, records
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Hit, Project, Record
 
 PROJECT = Project("p1", "app", "/work/app", None)
@@ -173,7 +173,7 @@ def test_injected_text_cannot_close_the_fence(db: Store) -> None:
 
 # ----------------------------------------------------------------------------- properties
 
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120)
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=120)
 RECORD = st.fixed_dictionaries({
     "type": st.sampled_from(["decision", "convention", "profile", "discovery", "bugfix",
                              "handover", "preference"]),
@@ -214,7 +214,7 @@ def _fill(db: Store, specs: list[dict[str, Any]]) -> None:
                               pinned=spec["pinned"], confidence=spec["confidence"],
                               valid_from=f"2026-{1 + spec['days_ago'] % 12:02d}-"
                                          f"{1 + spec['days_ago'] % 28:02d}")
-            except records.InvalidRecord:
+            except InvalidRecord:
                 continue  # e.g. a title that is only whitespace after redaction
             except Exception as exc:  # an older keyed value can make valid_from go backwards
                 if "valid_from" in str(exc):

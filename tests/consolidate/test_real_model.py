@@ -122,7 +122,7 @@ def test_near_duplicate_rule_separates_template_notes_from_restatements(
     report = consolidate(store, model=real)
     assert report.embedded == store.scalar("SELECT count(*) FROM records")
     pks, types, matrix = vectors.current_matrix(store, real.name, project_ids=[project.id])
-    ids = dict(store.rows("SELECT pk, id FROM records"))
+    ids: dict[int, str] = {row[0]: row[1] for row in store.rows("SELECT pk, id FROM records")}
     restated_ids = {i for pair in restated for i in pair}
     template = [i for i, pk in enumerate(pks) if ids[pk] not in restated_ids]
     close = 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 
+from pydantic import BaseModel
+
 from agentctx.budget import estimate_tokens
 from agentctx.extract import request
 from agentctx.extract.request import Extraction, Listed
@@ -55,9 +57,10 @@ def test_worked_examples_validate_against_the_schema() -> None:
     for line in outputs:
         Extraction.model_validate_json(line)
     # and each per-field example is a valid item of its field
-    items = {"decisions": request.Decision, "preferences": request.Preference,
-             "conventions": request.Convention, "active_work": request.ActiveWork,
-             "gotchas": request.Gotcha, "bugfixes": request.BugfixNote}
+    items: dict[str, type[BaseModel]] = {
+        "decisions": request.Decision, "preferences": request.Preference,
+        "conventions": request.Convention, "active_work": request.ActiveWork,
+        "gotchas": request.Gotcha, "bugfixes": request.BugfixNote}
     for field, model in items.items():
         body = prefix.split(f"## {field}", 1)[1].split("\n## ", 1)[0]
         example = re.search(r"\n(\{.*\})\s*$", body.split("# What not", 1)[0], re.DOTALL)

@@ -223,8 +223,10 @@ def test_bugfix_stubs_and_active_records_are_listed_for_the_model(
 
     def script(body: dict[str, Any]) -> Any:
         listed = body["system"][1]["text"]
-        old_id = re.search(r"(\w+) - decision - Use REST", listed).group(1)
-        stub_id = re.search(r"(\w+) - bugfix - ls: cannot", listed).group(1)
+        old_match = re.search(r"(\w+) - decision - Use REST", listed)
+        stub_match = re.search(r"(\w+) - bugfix - ls: cannot", listed)
+        assert old_match is not None and stub_match is not None
+        old_id, stub_id = old_match.group(1), stub_match.group(1)
         result = json.loads(json.dumps(DECIDED))
         result["decisions"][0]["supersedes"] = old_id
         result["bugfixes"] = [{"stub_id": stub_id, "cause": "Wrong path.", "fix": "Fixed it."}]
@@ -333,7 +335,6 @@ def test_a_mark_left_just_before_the_lock_is_released_is_not_left_for_later(
         key: None, writer: TranscriptWriter, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Stop that finds the lock held right after the run's last dirty check still gets its
     turn extracted by this run, once the lock is released."""
-    import agentctx.extract.run as extract_run
 
     real_take = sessions.take_dirty
     landed: list[int] = []
@@ -350,7 +351,7 @@ def test_a_mark_left_just_before_the_lock_is_released_is_not_left_for_later(
             sessions.mark_dirty(db, session_id)
         return found
 
-    monkeypatch.setattr(extract_run.sessions, "take_dirty", take_dirty)
+    monkeypatch.setattr(sessions, "take_dirty", take_dirty)  # the module extraction calls
     outcome = run(Request(writer.session_id, str(writer.path)), http_client=api.client())
     assert outcome.status == "extracted"
     assert len(api.bodies) == 2

@@ -22,8 +22,18 @@ def _project(app: Path) -> str:
 
 def _add(project_id: str, type_: str, title: str, body: str = "", **fields: object) -> str:
     with Store.open() as db:
-        return records.add(db, Draft(type=type_, title=title, body=body,  # type: ignore[arg-type]
-                                     **fields), project_id=project_id).id
+        return records.add(db, Draft(type=type_, title=title, body=body,
+                                     **fields),  # type: ignore[arg-type]
+                           project_id=project_id).id
+
+
+def _kept_prompts(db: Store, session_id: str = SESSION) -> list[dict[str, str]]:
+    """The session's recent prompts, as the hook kept them."""
+    session = sessions.get(db, session_id)
+    assert session is not None
+    kept = session.meta.get("prompts", [])
+    assert isinstance(kept, list)
+    return kept
 
 
 def _prompt(app: Path, text: str, session: str = SESSION,
@@ -57,9 +67,7 @@ def test_relevant_record_is_injected_fenced_with_receipt(app: Path) -> None:
         assert receipt.chars == len(text) and receipt.tokens == -(-2 * len(text) // 7)
         assert sessions.seen(db, SESSION) == {grpc}
         assert records.get(db, grpc).access_count == 1
-        prompts = sessions.get(db, SESSION)
-        assert prompts is not None
-        assert prompts.meta["prompts"][-1]["text"] == real["prompt"]
+        assert _kept_prompts(db)[-1]["text"] == real["prompt"]
 
 
 def test_a_receipt_keeps_only_the_redacted_start_of_the_prompt(app: Path) -> None:
@@ -102,8 +110,7 @@ def test_unrelated_prompt_injects_nothing(app: Path) -> None:
     assert _prompt(app, "") == ""
     with Store.open() as db:
         assert sessions.receipts(db, SESSION) == []
-        meta = sessions.get(db, SESSION)
-        assert meta is not None and len(meta.meta["prompts"]) == 1
+        assert len(_kept_prompts(db)) == 1
 
 
 def test_relevance_threshold_applies(app: Path) -> None:
@@ -155,9 +162,7 @@ def test_prompt_is_kept_redacted_and_capped(app: Path) -> None:
     for n in range(25):
         _prompt(app, f"deploy step {n} with token {secret}")
     with Store.open() as db:
-        kept = sessions.get(db, SESSION)
-        assert kept is not None
-        texts = [p["text"] for p in kept.meta["prompts"]]
+        texts = [p["text"] for p in _kept_prompts(db)]
         assert len(texts) == 20 and texts[-1].startswith("deploy step 24")
         assert all(secret not in t and "[REDACTED:github-token]" in t for t in texts)
         pid = projects.resolve(db, str(app)).project.id
