@@ -83,7 +83,7 @@ def test_synchronous_hot_path_skips_slow_stdlib_modules(name: str, seeded: Path)
 def test_importing_the_hook_package_and_digest_is_lean() -> None:
     code = ("import json, sys\n"
             + "".join(f"import agentctx.hooks.{m}\n" for m in HOOK_MODULES)
-            + "import agentctx.digest\nimport agentctx.injection\n"
+            + "import agentctx.digest\nimport agentctx.injection\nimport agentctx.judgement\n"
             + "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
