@@ -132,6 +132,9 @@ class BenchQuery(NamedTuple):
     prompt: str
     answers: tuple[str, ...]
     about_change: bool
+    # How the prompt is phrased or why nothing answers it (see ``agentctx.benchmarks.projects``);
+    # "" in files written before kinds were labelled.
+    kind: str = ""
 
     @property
     def answerable(self) -> bool:
@@ -140,8 +143,11 @@ class BenchQuery(NamedTuple):
 
     def to_json(self) -> dict[str, Any]:
         """The prompt as stored in a query file."""
-        return {"id": self.id, "prompt": self.prompt, "answers": list(self.answers),
-                "about_change": self.about_change}
+        value: dict[str, Any] = {"id": self.id, "prompt": self.prompt,
+                                 "answers": list(self.answers), "about_change": self.about_change}
+        if self.kind:
+            value["kind"] = self.kind
+        return value
 
 
 # ----------------------------------------------------------------------------------- loading
@@ -225,7 +231,8 @@ def load_queries(path: Path) -> list[BenchQuery]:
         qid = _field(item, "id", str, str(path))
         answers = _field(item, "answers", list, f"{path} query {qid!r}")
         found.append(BenchQuery(qid, _field(item, "prompt", str, f"{path} query {qid!r}"),
-                                tuple(str(a) for a in answers), bool(item.get("about_change"))))
+                                tuple(str(a) for a in answers), bool(item.get("about_change")),
+                                str(item.get("kind", ""))))
     return found
 
 
