@@ -126,7 +126,7 @@ def projects_command(
     only) by prompt kind, and supersession (the record now in force injected; older versions
     never).
     """
-    from agentctx.benchmarks import judgement
+    from agentctx.benchmarks import eval_judgement as judgement
     from agentctx.benchmarks.coding_data import DataError
 
     if show_misses and held_out:

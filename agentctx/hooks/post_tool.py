@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.store import graph, records, sessions
 from agentctx.store.db import Store
 from agentctx.store.ids import now_iso

@@ -198,6 +198,16 @@ def m002_archive_fts(db: Database) -> None:
         VALUES (new.pk, new.title, new.body, new.project_id); END""")
 
 
+@MIGRATIONS()
+def m003_receipt_reasons(db: Database) -> None:
+    """Receipts say why: the start of the prompt that led to an injection (redacted, at most
+    :data:`agentctx.store.sessions.RECEIPT_PROMPT_CHARS` characters) and, per injected record, the
+    prompt words it matched (a JSON list of lists, in ``record_ids`` order; its relevance is
+    already in ``scores``). Receipts written before have neither."""
+    db.execute("ALTER TABLE injections ADD COLUMN prompt TEXT")
+    db.execute("ALTER TABLE injections ADD COLUMN matched TEXT NOT NULL DEFAULT '[]'")
+
+
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     with open(path, "a+b") as handle:

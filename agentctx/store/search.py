@@ -19,8 +19,10 @@ A search as of a date reads the archive too: it finds every record in force then
 archived (:mod:`agentctx.store.search_asof`, imported only for such searches), with document
 frequencies and relevance counted over both tables.
 
-Degradation ladder: FTS5 → a LIKE scan (FTS5 missing, or ``search = like``) → pinned records only
-(``search = pinned``, or when the scan itself fails).
+Degradation ladder: FTS5 → a LIKE scan (FTS5 missing, or ``backend="like"``) → pinned records only
+(``backend="pinned"``, or when the scan itself fails). The backend is the caller's to choose
+(from the ``search`` knob): the store reads no configuration, so a search per keystroke costs
+only the search.
 """
 
 from __future__ import annotations
@@ -82,7 +84,8 @@ class Query(NamedTuple):
     include_superseded: bool = False
     as_of: str | None = None
     limit: int = 10
-    backend: str | None = None  # fts | like | pinned; None reads the ``search`` config knob
+    # fts | like | pinned: the caller passes the ``search`` knob (the store reads no config).
+    backend: str = "fts"
     # The caller keeps only hits at least this relevant (the per-prompt hook's threshold): a
     # full-text search whose best possible relevance is lower returns [] before its candidate
     # query. Everything else is unchanged; callers still filter.
@@ -94,7 +97,7 @@ def search(db: Store, query: Query) -> list[Hit]:
     limit = max(0, min(query.limit, MAX_LIMIT))
     if limit == 0:
         return []
-    backend = query.backend or _configured_backend()
+    backend = query.backend
     if backend == "fts" and not db.has_fts():
         backend = "like"
     try:
@@ -109,15 +112,6 @@ def search(db: Store, query: Query) -> list[Hit]:
             except sqlite3.OperationalError:
                 pass
     return _pinned_only(db, query, limit)
-
-
-def _configured_backend() -> str:
-    from agentctx.config import Config, ConfigError
-
-    try:
-        return Config.load().get_str("search")
-    except ConfigError:
-        return "fts"
 
 
 def _projects(query: Query) -> list[str]:

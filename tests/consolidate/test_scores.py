@@ -7,9 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentctx.consolidate import prune_candidates
 from agentctx.consolidate.run import consolidate
-from agentctx.store import Store
+from agentctx.store import Store, upkeep
 from agentctx.store import records as rec
 from agentctx.store.ids import parse_time, to_iso
 from agentctx.store.models import Project
@@ -89,7 +88,7 @@ def test_consolidation_scores_and_lists_long_low_records(store: Store, project: 
     scored = {r.id: r for r in rec.list_records(store, project_id=project.id)}
     assert scored[stale.id].score < 0.1 < scored[recent.id].score
     assert scored[decision.id].score == pytest.approx(0.85)
-    listed = prune_candidates(store, project.id, now=T0)
+    listed = upkeep.prune_candidates(store, project.id, after_days=60, now=T0)
     assert [c.id for c in listed] == [stale.id]  # pinned records are never listed
     assert listed[0].days_low > 300 and listed[0].score < 0.1
     low = store.scalar("SELECT low_score_since FROM records WHERE id = ?", (stale.id,))
@@ -100,9 +99,11 @@ def test_consolidation_scores_and_lists_long_low_records(store: Store, project: 
                     valid_from=to_iso(T0 - timedelta(days=30)))
     add(store, project, "handover", "Newest handover", valid_from=to_iso(T0))
     consolidate(store, embeddings=False, now=T0)
-    assert fresh_low.id not in [c.id for c in prune_candidates(store, project.id, now=T0)]
-    assert fresh_low.id in [c.id for c in prune_candidates(store, project.id,
-                                                           now=T0 + timedelta(days=60))]
+    listed = upkeep.prune_candidates(store, project.id, after_days=60, now=T0)
+    assert fresh_low.id not in [c.id for c in listed]
+    later = upkeep.prune_candidates(store, project.id, after_days=60,
+                                    now=T0 + timedelta(days=60))
+    assert fresh_low.id in [c.id for c in later]
     # Using a record lifts it back over the threshold and clears low_score_since.
     rec.touch(store, [stale.id])
     consolidate(store, embeddings=False)
@@ -123,6 +124,6 @@ def test_each_worktrees_latest_handover_never_decays(store: Store, project: Proj
     scored = {r.id: r.score for r in rec.list_records(store, project_id=project.id)}
     assert scored[main_new.id] == scored[feature.id] == pytest.approx(0.7 * 0.85)
     assert scored[main_old.id] < 0.01 and scored[bug.id] < 0.2
-    listed = [c.id for c in prune_candidates(store, project.id, now=T0)]
+    listed = [c.id for c in upkeep.prune_candidates(store, project.id, after_days=60, now=T0)]
     assert main_old.id in listed
     assert main_new.id not in listed and feature.id not in listed

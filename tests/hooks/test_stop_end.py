@@ -7,7 +7,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentctx import background
-from agentctx.cli import hooks as hook_commands
 from agentctx.hooks.session_end import finish_args
 from agentctx.store import Store, projects, sessions
 from tests.conftest import run_cli
@@ -100,9 +99,3 @@ def test_finish_session_is_single_per_session(app: Path) -> None:
         assert held
         done = run_cli("finish-session", "--session-id", SESSION, "--project", "p")
     assert done.returncode == 0 and "already running" in done.stdout
-
-
-def test_a_missing_command_is_logged(hook_log: Callable[[], list[str]]) -> None:
-    assert hook_commands._step(["no-such-command"], 60, SESSION) is False
-    [line] = hook_log()
-    assert "agentctx no-such-command is not available in this installation" in line

@@ -29,9 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx import config
+from agentctx import config, judgement
 from agentctx.benchmarks import coding_data as data
-from agentctx.benchmarks import metrics, projects, retrieval, tables
+from agentctx.benchmarks import eval_projects as projects
+from agentctx.benchmarks import metrics, retrieval, tables
 from agentctx.store.db import Store
 
 PHASES = ("fresh", "consolidated")
@@ -149,7 +150,7 @@ class ProjectRun(NamedTuple):
 class JudgementReport(NamedTuple):
     """Everything one run measured."""
 
-    settings: retrieval.HookSettings
+    settings: judgement.Settings
     model: str | None
     model_reason: str | None
     split: str
@@ -191,7 +192,7 @@ def run(*, split: str = "tuning", names: Sequence[str] = (), model_path: str | N
     runs = []
     for project in chosen:
         runs.append(_run_project(project, split, users, embedder, now, progress))
-    return JudgementReport(retrieval.hook_settings(users),
+    return JudgementReport(judgement.settings(users),
                            embedder.label if isinstance(embedder, retrieval.Embedder) else None,
                            embedder.reason if isinstance(embedder, retrieval.Unavailable)
                            else None, split, runs)
