@@ -63,12 +63,19 @@ KNOBS: dict[str, Knob] = {
         Knob("injection_chars", "int", INJECTION_MAX_CHARS,
              "Most characters in any one injected string.", minimum=500,
              maximum=INJECTION_MAX_CHARS),
-        Knob("prompt_min_relevance", "float", 0.25,
-             "Share of a prompt's weighted terms a record must match to be injected (0-1).",
-             minimum=0.0, maximum=1.0),
+        Knob("prompt_full_confidence", "float", 0.3,
+             "Probability (0-1, the evidence model's) a record must reach to be injected in full "
+             "for a prompt.", minimum=0.0, maximum=1.0),
+        Knob("prompt_pointer_confidence", "float", 0.15,
+             "Probability the likeliest record must reach for a prompt to get anything; below "
+             "the full confidence a record comes as a one-line pointer.", minimum=0.0,
+             maximum=1.0),
+        Knob("prompt_pointers", "bool", True,
+             "Inject plausible records as one-line pointers (id, type, title; ctx_get opens "
+             "them) rather than leave them out."),
         Knob("prompt_semantic_check", "bool", True,
-             "Skip a weakly matching record whose meaning is far from the prompt (needs "
-             "embeddings; see consolidate)."),
+             "Weigh a record's meaning against the prompt's in the per-prompt judgement (needs "
+             "the model's query side file: see consolidate)."),
         Knob("subagent_inject", "bool", True,
              "Inject active decisions and conventions into subagents at SubagentStart."),
         Knob("subagent_tokens", "int", 500, "Token budget of the SubagentStart slice.",

@@ -57,12 +57,12 @@ class Model(NamedTuple):
 
 
 # Fitted on the tuning prompts (see the module docstring and ``bench/fit_evidence.py``).
-SEMANTIC = Model(Features(strength=1.9, relevance=3.3, cosine=2.3, cosine_margin=4.2,
-                          rank_ratio=4.3, lifted=0.9, lifted_change=0.5, dated=1.5, chat=-1.6,
-                          edit=-1.6, generic=-1.0, terms=-0.2), -10.7)
-KEYWORD = Model(Features(strength=1.9, relevance=3.3, cosine=0.0, cosine_margin=0.0,
-                         rank_ratio=4.3, lifted=0.9, lifted_change=0.5, dated=1.5, chat=-1.6,
-                         edit=-1.6, generic=-1.0, terms=-0.2), -9.4)
+SEMANTIC = Model(Features(strength=3.26, relevance=3.16, cosine=2.21, cosine_margin=4.08,
+                          rank_ratio=4.31, lifted=0.66, lifted_change=1.28, dated=1.66,
+                          chat=-1.67, edit=-1.76, generic=-1.76, terms=-0.47), -9.22)
+KEYWORD = Model(Features(strength=3.94, relevance=3.27, cosine=0.0, cosine_margin=0.0,
+                         rank_ratio=5.16, lifted=0.18, lifted_change=1.31, dated=1.66,
+                         chat=-1.78, edit=-1.92, generic=-1.76, terms=-0.44), -9.65)
 
 
 def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] | None,

@@ -135,8 +135,8 @@ def curve(rows: Sequence[Row], probabilities: np.ndarray[Any, Any]) -> list[str]
         by_prompt.setdefault(row.prompt_id, []).append((float(p), row.positive))
         answerable[row.prompt_id] = row.answerable
     lines = []
-    for full in (0.35, 0.4, 0.45, 0.5):
-        for gate in (0.15, 0.2, 0.25, 0.3):
+    for full in (0.25, 0.3, 0.35, 0.4):
+        for gate in (0.1, 0.15, 0.2, 0.25):
             found = found_full = clean = clean_full = asked = unasked = 0
             for prompt, candidates in by_prompt.items():
                 ranked = sorted(candidates, reverse=True)

@@ -2,12 +2,12 @@
 
 The rule, in the same words as README.md and NOTES.md:
 
-    SQL only in agentctx/store; nothing heavy on the hook path: agentctx/hooks imports, of
-    agentctx, only the store and the lean core modules config, budget, redact, gitinfo, lean,
-    injection, judgement, digest, project_profile and background (and those import nothing
-    else of agentctx); the lean core modules never import from agentctx/hooks; the store imports
-    config, redact and gitinfo only inside functions, except records.py's redact (every record
-    is redacted before it is stored).
+    SQL only in agentctx/store; nothing heavy on the hook path: agentctx/hooks imports, of agentctx,
+    only the store and the lean core modules config, budget, redact, gitinfo, lean, injection,
+    judgement, evidence, prompt_kind, digest, project_profile and background (and those import
+    nothing else of agentctx); the lean core modules never import from agentctx/hooks; the store
+    imports config, redact and gitinfo only inside functions, except records.py's redact (every
+    record is redacted before it is stored).
 
 "Heavy" third-party packages on the hook path are caught by the subprocess ``-X importtime``
 test in ``tests/hooks/test_import_hygiene.py``; this file checks what only the source can tell.
@@ -24,8 +24,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentctx"
 
-LEAN_CORE = ("config", "budget", "redact", "gitinfo", "lean", "injection", "judgement", "digest",
-             "project_profile", "background")
+LEAN_CORE = ("config", "budget", "redact", "gitinfo", "lean", "injection", "judgement", "evidence",
+             "prompt_kind", "digest", "project_profile", "background")
 # Module-level imports the store may make of what it otherwise imports only inside functions.
 STORE_MODULE_LEVEL_ALLOWED = {
     ("records.py", "agentctx.redact"): "every record is redacted before it is stored",
@@ -279,8 +279,8 @@ def test_the_name_check_catches_a_clash() -> None:
 @pytest.mark.parametrize("words", [
     "SQL only in agentctx/store",
     "nothing heavy on the hook path",
-    "config, budget, redact, gitinfo, lean, injection, judgement, digest, project_profile and "
-    "background",
+    "config, budget, redact, gitinfo, lean, injection, judgement, evidence, prompt_kind, digest, "
+    "project_profile and background",
 ])
 def test_readme_and_notes_state_the_same_rule(words: str) -> None:
     rule = " ".join((__doc__ or "").split())

@@ -36,6 +36,8 @@ from agentctx.benchmarks import metrics, retrieval, tables
 from agentctx.store.db import Store
 
 PHASES = ("fresh", "consolidated")
+# The kind of a prompt of a file written before prompts were labelled by kind.
+UNLABELLED = "unlabelled"
 # The issue's targets, checked on the consolidated phase of the pooled held-out prompts.
 TARGETS: tuple[tuple[str, str, float], ...] = (
     ("unanswerable_no_full", ">=", 0.85),
@@ -182,7 +184,7 @@ def run(*, split: str = "tuning", names: Sequence[str] = (), model_path: str | N
     """Build every selected project in a temporary folder and judge each prompt of ``split``."""
     if split not in projects.SPLITS:
         raise ValueError(f"unknown split {split!r}; expected one of {', '.join(projects.SPLITS)}")
-    chosen = [p for p in projects.eval_projects() if not names or p.name in names]
+    chosen = [p for p in sources() if not names or p.name in names]
     missing = set(names) - {p.name for p in chosen}
     if missing:
         raise data.DataError(f"no evaluation project named {', '.join(sorted(missing))}")
@@ -198,13 +200,37 @@ def run(*, split: str = "tuning", names: Sequence[str] = (), model_path: str | N
                            else None, split, runs)
 
 
-def _run_project(project: projects.EvalProject, split: str, cfg: config.Config,
+class Source(NamedTuple):
+    """A project history and its prompt files per split."""
+
+    name: str
+    history: Path
+    splits: dict[str, tuple[Path, ...]]
+    kinds: bool  # whether its prompts are labelled by kind
+
+
+def sources() -> list[Source]:
+    """The coding benchmark's project (its five tuning files, its held-out file; prompts not
+    labelled by kind) and every evaluation project."""
+    found = [Source("ledgerline", data.HISTORY_PATH,
+                    {"tuning": tuple(data.SPLIT_FILES[s] for s in data.TUNING_SPLITS),
+                     "held-out": (data.HELD_OUT_PATH,)}, False)]
+    found += [Source(p.name, p.history_path,
+                     {split: (p.queries_path(split),) for split in projects.SPLITS}, True)
+              for p in projects.eval_projects()]
+    return found
+
+
+def _run_project(project: Source, split: str, cfg: config.Config,
                  embedder: retrieval.Embedder | retrieval.Unavailable, now: datetime | None,
                  progress: Callable[[str, int, int], None] | None) -> ProjectRun:
-    history = data.load_history(project.history_path)
-    queries = data.load_queries(project.queries_path(split))
+    history = data.load_history(project.history)
+    queries = [q for path in project.splits[split] for q in data.load_queries(path)]
     data.check_queries(history, queries)
-    projects.check_kinds(queries)
+    if project.kinds:
+        projects.check_kinds(queries)
+    else:
+        queries = [q._replace(kind=UNLABELLED) for q in queries]
     chains = data.predecessors(history)
     judged: list[Judged] = []
     how = "not consolidated"
@@ -232,7 +258,7 @@ def _judge(db: Store, built: data.Built, name: str, split: str, phase: str,
                                          cfg)
     full = tuple(built.keys.get(h.record.id, f"?{h.record.id}") for h in injection.hits)
     pointers = tuple(built.keys.get(h.record.id, f"?{h.record.id}")
-                     for h in getattr(injection, "pointers", ()))
+                     for h in injection.pointers)
     old = tuple(k for k in full + pointers if k in built.superseded)
     return Judged(name, split, phase, query, full, pointers, injection.tokens, old)
 

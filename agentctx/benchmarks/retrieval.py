@@ -43,11 +43,13 @@ HOOK_SELECTION = ("agentctx.judgement.decide: the hook's own judgement and compo
 
 
 class Injection(NamedTuple):
-    """What the per-prompt hook would inject: the hits shown, the text and its token estimate."""
+    """What the per-prompt hook would inject: the hits shown in full, the text, its token
+    estimate, and the hits shown as pointers."""
 
     hits: list[Hit]
     text: str
     tokens: int
+    pointers: list[Hit]
 
 
 def hook_selection_note() -> str:
@@ -61,7 +63,8 @@ def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
     the hook's own side-effect-free judgement, :func:`agentctx.judgement.decide`."""
     decision = judgement.decide(db, project_id, project_name, prompt, judgement.settings(cfg))
     return Injection(list(decision.injected), decision.text,
-                     budget.estimate_tokens(decision.text) if decision.text else 0)
+                     budget.estimate_tokens(decision.text) if decision.text else 0,
+                     list(decision.pointers))
 
 
 def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,

@@ -208,6 +208,13 @@ def m003_receipt_reasons(db: Database) -> None:
     db.execute("ALTER TABLE injections ADD COLUMN matched TEXT NOT NULL DEFAULT '[]'")
 
 
+@MIGRATIONS()
+def m004_receipt_pointers(db: Database) -> None:
+    """Per-prompt receipts name the records shown as one-line pointers (a JSON list of ids, a
+    subset of ``record_ids``); the others were injected in full. Older receipts have none."""
+    db.execute("ALTER TABLE injections ADD COLUMN pointers TEXT NOT NULL DEFAULT '[]'")
+
+
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     with open(path, "a+b") as handle:

@@ -272,6 +272,9 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         matched = _matched_terms(db, terms, split[0], [pk for pk in probe if pk not in archived])
         matched.update(_matched_terms(db, terms, split[1], sorted(archived),
                                       "records_archive_fts"))
+    # Strength in units of a term found in a single record: comparable across stores of any
+    # size (in a store of two records, one word of one of them is as telling as in a thousand).
+    unit = math.log(1.0 + (max(total, 2) - 0.5) / 1.5)
     # A prompt whose other words are all frequent ones ("what did we change last week?") asks
     # by its time alone.
     time_only = span is not None and all(word_rank(t) is not None for t in terms)
@@ -292,7 +295,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
 
             relevance = max(relevance, TIME_RELEVANCE)
         hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found,
-                                 strength=round(strength, 4)))
+                                 strength=round(strength / unit, 4)))
     return hits
 
 
