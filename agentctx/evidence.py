@@ -19,17 +19,16 @@ plausible (:mod:`agentctx.judgement`). Standard library only: the per-prompt hoo
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 
 from agentctx import prompt_kind
 from agentctx.lean import NamedTuple
 from agentctx.store.models import Hit
+from agentctx.store.textproc import tokens
 
 # Words of a prompt that ask whether something changed ("are we still on nose?").
-_CHANGE_CUE = re.compile(r"\b(?:still|anymore|any more|nowadays|these days|currently|now|"
-                         r"again|switched|switch|moved|move|replaced|replace|instead|new|current|"
-                         r"latest|today)\b")
+_CHANGE_CUE = frozenset("still anymore nowadays days currently now again switched switch moved "
+                        "move replaced replace instead new current latest today".split())
 
 
 class Features(NamedTuple):
@@ -73,7 +72,7 @@ def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] |
     if not hits:
         return []
     kind = prompt_kind.kind(prompt)
-    change = bool(_CHANGE_CUE.search(prompt.lower()))
+    change = not _CHANGE_CUE.isdisjoint(tokens(prompt))
     known = [c if c is not None else 0.0 for c in (cosines or [None] * len(hits))]
     top = hits[0].rank or 1.0
     out = []

@@ -123,6 +123,8 @@ class Decision(NamedTuple):
     text: str
     injected: list[Hit]
     pointers: list[Hit]
+    # Why nothing was weighed at all (the prompt's kind), "" when the candidates were.
+    skipped: str = ""
 
     @property
     def shown(self) -> list[Hit]:
@@ -133,6 +135,8 @@ class Decision(NamedTuple):
 def decide(db: Store, project_id: str, project_name: str, prompt: str, knobs: Settings, *,
            seen: Collection[str] = ()) -> Decision:
     """The per-prompt decision: :func:`judge`, then :func:`compose` of what it picked."""
+    if prompt.strip() and prompt_kind.kind(prompt) == prompt_kind.CHAT:
+        return Decision([], "", [], [], OUTCOMES[CHAT])
     verdicts = judge(db, project_id, prompt, knobs, seen)
     text, full, pointers = compose(
         [v.hit for v in verdicts if v.outcome == INJECT], project_name, knobs,
@@ -156,6 +160,8 @@ def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
     max_records = min(knobs.max_records, config.PROMPT_MAX_RECORDS)
     if max_records <= 0 or not prompt.strip():
         return []
+    if prompt_kind.kind(prompt) == prompt_kind.CHAT:
+        return []  # talk about the conversation: nothing to search for
     hits = search(db, Query(text=prompt, project_id=project_id,
                             limit=min(MAX_LIMIT, CANDIDATES + len(seen)), backend=knobs.search))
     fresh = [hit for hit in hits if hit.record.id not in seen][:CANDIDATES]
@@ -170,8 +176,6 @@ def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
                                                                          len(terms)),
                                                 strict=True))]
     weighed.sort(key=lambda v: -(v.probability or 0.0))
-    if prompt_kind.kind(prompt) == prompt_kind.CHAT:
-        return [v._replace(outcome=CHAT) for v in weighed] + already
     best = weighed[0].probability or 0.0
     if best < knobs.pointer_confidence:
         return weighed + already

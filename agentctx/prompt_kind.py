@@ -5,16 +5,17 @@ Most of what a developer types to Claude Code needs nothing from agentctx: an ac
 just change?"), an edit of the code on screen ("rename this variable", "add a docstring to that
 function"), or a general programming question ("how do I reverse a list in python"). Those words
 still match records ("worked", "change", "function"), so the per-prompt judgement weighs the kind
-of prompt beside its evidence (:mod:`agentctx.judgement`): :data:`CHAT`, :data:`EDIT` and
-:data:`GENERIC` prompts need far stronger evidence than a :data:`PROJECT` one.
+of prompt beside its evidence (:mod:`agentctx.judgement`): a :data:`CHAT` prompt gets nothing, and
+:data:`EDIT` and :data:`GENERIC` prompts need far stronger evidence than a :data:`PROJECT` one.
 
 A prompt that speaks of the project ("we", "our", "the team", "prod", "like we usually do") is
-never taken for a generic or an edit one. Standard library only: the per-prompt hook calls it.
+never taken for a generic or an edit one. Word sets and phrase prefixes only, no regular
+expression to compile: the per-prompt hook calls it on every prompt.
 """
 
 from __future__ import annotations
 
-import re
+from agentctx.store.textproc import tokens
 
 CHAT, EDIT, GENERIC, PROJECT = "chat", "edit", "generic", "project"
 KINDS = (CHAT, EDIT, GENERIC, PROJECT)
@@ -26,59 +27,87 @@ thanks thank thx ty tysm ok okay k kk cool nice great perfect awesome lol lmao h
 yep yup ya yea sure fair go ahead ship it that this works worked working done next one sounds
 sound good lgtm hmm hm let me try looks look right got gotcha agreed agree fine alright all
 makes sense understood sweet brilliant excellent amazing wonderful love beautiful way cleaner
-better much wow oh ah see thats that's it's its you no nope not quite please do continue proceed
-keep going again now just exactly true indeed well so nice one i i'll ill we'll will then go on
-sgtm noted cheers appreciated appreciate nvm nevermind never mind mind whoops oops sorry my bad
-bad wait hold on stop there good job work what thought think guess figured knew
+better much wow oh ah see thats its you no nope not quite please do continue proceed keep going
+again now just exactly true indeed well so on will then sgtm noted cheers appreciated appreciate
+nvm nevermind never mind whoops oops sorry my bad wait hold stop there job work what thought
+think guess figured knew i ll we s t re ve d m
 """.split())
-# Questions and requests about the conversation itself.
-_META = re.compile(
-    r"\b(?:what (?:did|have) you (?:just )?(?:change|changed|do|did|done|edit|edited|write|"
-    r"wrote|touch|touched)|undo (?:that|this|it|the last|your)|revert (?:that|this|it|your|the "
-    r"last)|say (?:that|it) again|explain (?:that|this|what you (?:did|just did))|try (?:that|it) "
-    r"again|do (?:it|that) again|show me (?:the|your) (?:diff|changes)|where were you)\b")
-_EDIT_VERBS = (
-    "add|rename|extract|inline|wrap|turn|make|sort|split|fix|change|convert|move|remove|delete|"
-    "drop|refactor|format|reformat|indent|dedent|simplify|replace|update|comment|uncomment|"
-    "document|rewrite|clean ?up|clean|shorten|swap|reorder|align|tidy|bump|rename|type|annotate|"
-    "split|merge|combine|flatten|inline|use|put|pull|pass|return|log|print|test")
-_EDIT = re.compile(r"^(?:(?:please|pls|can you|could you|would you|now|ok|okay|then|also|and)"
-                   r"[,]?\s+)*(?:" + _EDIT_VERBS + r")\b")
-_DEICTIC = re.compile(r"\b(?:this|that|these|those|here|above|below|it)\b")
-_LANGUAGES = (r"python|javascript|js|typescript|ts|node|bash|shell|zsh|go|golang|rust|java|"
-              r"kotlin|swift|c\+\+|c#|ruby|php|sql|postgres|css|html|regex|jq|awk|sed|yaml|json|"
-              r"vim|git|linux|unix")
-_GENERIC = re.compile(
-    r"^(?:(?:hey|so|quick q|q|question|general q)[:,]?\s+)?(?:explain |what(?:'s|s| is| are)? "
-    r"the (?:difference|diff|diffrence)|(?:what(?:'s| is)? )?(?:the )?diff(?:erence|rence)? "
-    r"between|write (?:a|me|an) (?:\w+ )?(?:function|script|regex|query|snippet|one-?liner|"
-    r"class|test for a)|give me (?:a|an) (?:\w+ )?(?:regex|one-?liner|snippet|example)|"
-    r"(?:bash |shell |python |js )?one-?liner|regex (?:for|to|that)|jq (?:filter|query|to))"
-    r"|\b(?:how (?:do|can|would|should) (?:i|you|one)|how to|what(?:'s| is) the (?:best|"
-    r"idiomatic|fastest|cleanest) way to)\b.*\b(?:in|with|using) (?:" + _LANGUAGES + r")\b"
-    r"|\b(?:" + _LANGUAGES + r")\b.*\bvs\.? |\bvs\.? .*\bin (?:" + _LANGUAGES + r")\b"
-    r"|^convert .*\b(?:in|to|with|using) (?:" + _LANGUAGES + r")\b|\b(?:" + _LANGUAGES +
-    r") command (?:to|for|that)\b|^what does (?:" + _LANGUAGES + r")\b.*\bdo\b|time complexity")
+# Phrases about the conversation itself (as folded tokens joined by spaces).
+_META = ("what did you change", "what did you just change", "what have you changed",
+         "what did you do", "what did you just do", "what did you edit", "what did you write",
+         "what did you touch", "undo that", "undo this", "undo it", "undo the last",
+         "undo your", "revert that", "revert this", "revert it", "revert your",
+         "revert the last", "say that again", "say it again", "explain that", "explain this",
+         "explain what you did", "try that again", "try it again", "do it again",
+         "do that again", "show me the diff", "show me your changes", "show me the changes")
+_EDIT_VERBS = frozenset("""
+add rename extract inline wrap turn make sort split fix change convert move remove delete drop
+refactor format reformat indent dedent simplify replace update comment uncomment document rewrite
+clean shorten swap reorder align tidy bump type annotate merge combine flatten use put pull pass
+return log print test
+""".split())
+_LEADING = frozenset("please pls can could would you now ok okay then also and".split())
+_DEICTIC = frozenset("this that these those here above below it".split())
+_LANGUAGES = frozenset("""
+python javascript js typescript ts node bash shell zsh go golang rust java kotlin swift cpp c
+ruby php sql postgres css html regex jq awk sed yaml json vim git linux unix flexbox
+""".split())
+# A prompt starting with one of these asks a general question, not one about the project.
+_GENERIC_STARTS = ("explain ", "what is the difference", "what s the difference",
+                   "whats the difference", "whats the diffrence", "what s the diff",
+                   "the difference between", "difference between", "diff between",
+                   "write a function", "write me a function", "write a script", "write a regex",
+                   "write a query", "write a snippet", "write a one liner", "write me a",
+                   "give me a regex", "give me a one liner", "give me an example",
+                   "regex for", "regex to", "regex that", "jq filter", "jq query", "one liner",
+                   "bash one liner", "time complexity")
+# ... or, naming a language or tool, asks how to do something in general.
+_HOW_TO = ("how do i ", "how can i ", "how would i ", "how should i ", "how to ",
+           "how do you ", "how can you ", "how does one ", "what is the best way to ",
+           "what s the best way to ", "what is the idiomatic way to ", "convert ",
+           "what does ")
 # The project speaking: never a generic question or an edit of what is on screen.
-_PROJECT = re.compile(
-    r"\b(?:we|we're|we've|weve|our|ours|us|team|teammates?|prod|production|staging|our app|"
-    r"usually|convention|conventions|house style|like before|as before|last time|again with)\b")
-_WORD = re.compile(r"[a-z0-9'’]+")
+_PROJECT_WORDS = frozenset("""
+we our ours us weve team teammate teammates prod production staging usually convention
+conventions
+""".split())
+_PROJECT_PHRASES = ("house style", "like before", "as before", "last time", "our app")
 
 
 def kind(prompt: str) -> str:
     """The kind of ``prompt``: :data:`CHAT`, :data:`EDIT`, :data:`GENERIC` or :data:`PROJECT`."""
-    text = " ".join(prompt.lower().replace("\u2019", "'").split())
-    words = [w.strip("'") for w in _WORD.findall(text)]
-    if (words and len(words) <= 10 and all(w in _CHAT_WORDS for w in words)) or \
-            (len(words) <= 12 and _META.search(text)):
-        return CHAT
+    words = tokens(prompt.replace("\u2019", "'"))
     if not words:
         return CHAT
-    if _PROJECT.search(text):
+    text = " ".join(words)
+    padded = f" {text} "
+    if (len(words) <= 12 and all(w in _CHAT_WORDS for w in words)) or \
+            (len(words) <= 14 and any(f" {phrase} " in padded for phrase in _META)):
+        return CHAT
+    if not _PROJECT_WORDS.isdisjoint(words) or any(p in padded for p in _PROJECT_PHRASES):
         return PROJECT
-    if _GENERIC.search(text):
+    if _generic(text, words):
         return GENERIC
-    if _EDIT.search(text) and _DEICTIC.search(text):
+    start = 0
+    while start < len(words) - 1 and words[start] in _LEADING:
+        start += 1
+    if words[start] in _EDIT_VERBS and not _DEICTIC.isdisjoint(words):
         return EDIT
     return PROJECT
+
+
+_IN = frozenset("in with using via".split())
+
+
+def _generic(text: str, words: list[str]) -> bool:
+    if text.startswith(_GENERIC_STARTS):
+        return True
+    # A language named as one ("in python", "git command to", "what does git …"), not a file
+    # name's extension ("dbt/models/orders.sql").
+    named = [i for i, w in enumerate(words) if w in _LANGUAGES and (
+        (i > 0 and words[i - 1] in _IN) or (i + 1 < len(words) and words[i + 1] == "command")
+        or (i == 2 and text.startswith("what does ")) or (i == 0 and len(words) > 2))]
+    if not named:
+        return False
+    return text.startswith(_HOW_TO) or " vs " in f" {text} " or any(
+        i + 1 < len(words) and words[i + 1] == "command" for i in named)

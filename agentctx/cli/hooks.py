@@ -92,7 +92,8 @@ def preview(
                 "pointer_confidence": knobs.pointer_confidence,
                 "max_records": knobs.max_records, "semantic_check": semantic}
     if json_out:
-        print_json({"project": target.id, "prompt": prompt, "skipped": why or None, **settings,
+        print_json({"project": target.id, "prompt": prompt,
+                    "skipped": why or decision.skipped or None, **settings,
                     "injected": [h.record.id for h in decision.injected],
                     "pointers": [h.record.id for h in decision.pointers],
                     "candidates": [{"id": v.hit.record.id, "short_id": shorts[v.hit.record.id],
@@ -105,8 +106,8 @@ def preview(
                                    for v in listed],
                     "injected_text": injected,
                     "tokens": estimate_tokens(injected) if injected else 0})
-    elif why:
-        typer.echo(f"nothing would be injected: {why}")
+    elif why or decision.skipped:
+        typer.echo(f"nothing would be injected: {why or decision.skipped}")
     else:
         typer.echo(_preview_text(target.name, settings, listed, shorts, decision, text))
 
