@@ -10,7 +10,6 @@ the next step still runs. The child's own output goes to ``<home>/logs/finish-se
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -185,11 +184,14 @@ def _step(args: list[str], timeout: int, session_id: str) -> bool:
 
     The step's output is copied to this process's output (the finish-session log).
     """
+    from agentctx import background
+
     name = f"agentctx {args[0]}"
     started = time.monotonic()
     _say(session_id, f"{name} started")
     try:
-        result = subprocess.run([sys.executable, "-m", "agentctx", *args],
+        result = subprocess.run(background.python_command(args),
+                                env=background.child_environment(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, errors="replace",
                                 timeout=timeout, check=False)
