@@ -136,6 +136,18 @@ def redact(text: str) -> str:
     return text
 
 
+def marker_chars(text: str) -> int:
+    """How many characters of ``text`` are ``[REDACTED:<kind>]`` markers.
+
+    A length limit counts the text without them: a text within its limit as sent stays within
+    it once redacted (a marker is often longer than the secret it replaces), and checking a
+    stored text again gives the same answer.
+    """
+    if "[REDACTED:" not in text:
+        return 0
+    return sum(len(marker) for marker in re.findall(r"\[REDACTED:[a-z0-9-]+\]", text))
+
+
 def contains_secret(text: str) -> bool:
     """Whether :func:`redact` would change ``text``."""
     return redact(text) != text
