@@ -136,7 +136,8 @@ def plan(db: Store, extraction: Extraction, target: Target,
         if action.writes and convention.scope in ("file", "module"):
             kind = "file" if convention.scope == "file" else "module"
             action = action._replace(links=tuple(
-                (kind, graph.relative_name(path, target.project_root)) for path in paths))
+                (kind, graph.relative_name(path, target.project_root)) for path in paths
+                if len(path) <= graph.NAME_MAX_CHARS))
         actions.append(action)
     for gotcha in extraction.gotchas:
         draft = _draft("discovery", gotcha.pattern, gotcha.why_it_matters, "inferred", target)

@@ -18,7 +18,7 @@ from agentctx import budget
 from agentctx.store import graph
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.errors import StoreError
+from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.hybrid import VectorSide, hybrid_search
 from agentctx.store.ids import normalize_time
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft, Project, Record
@@ -70,7 +70,7 @@ def build_query(where: Where, text: str, *, type_: str | None = None, file: str 
         except ValueError as exc:
             raise ToolError(f"as_of: {exc}") from None
     return Query(text=text, project_id=where.project.id, types=(type_,) if type_ else (),
-                 scope=scope, file=graph.relative_name(file, where.root) if file else None,
+                 scope=scope, file=_entity_name(file, where.root) if file else None,
                  as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)))
 
 
@@ -171,10 +171,10 @@ def detail(db: Store, where: Where, record: Record) -> str:
 
 def related(db: Store, where: Where, file: str) -> str:
     """``ctx_related``: records linked to a file, then to its folders, with what linked them."""
-    name = graph.relative_name(file, where.root).strip()
-    if not name:
+    if not file.strip():
         raise ToolError("file must not be empty: give a path, relative to the project root or "
                         "absolute")
+    name = _entity_name(file, where.root)
     pairs = graph.related_records(db, where.project.id, name, root=where.root,
                                   limit=RELATED_MAX)
     if not pairs:
@@ -318,11 +318,20 @@ def _own_record(db: Store, where: Where, ref: str) -> Record:
 def _file_names(where: Where, files: Sequence[str]) -> list[str]:
     names = []
     for path in files:
-        name = graph.relative_name(path, where.root).strip()
+        name = _entity_name(path, where.root, "files: ").strip()
         if not name or name in (".", "/"):
             raise ToolError(f"files: {path!r} is not a file path")
         names.append(name)
     return list(dict.fromkeys(names))
+
+
+def _entity_name(path: str, root: str, what: str = "") -> str:
+    """A file name as the store keeps it (relative, redacted); a :class:`ToolError` when it
+    cannot be one (too long, empty)."""
+    try:
+        return graph.entity_name(path, root)
+    except InvalidRecord as exc:
+        raise ToolError(f"{what}{exc}") from None
 
 
 def _link_files(db: Store, project_id: str, record: Record, names: Sequence[str]) -> None:
