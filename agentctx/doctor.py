@@ -88,6 +88,24 @@ def check_sqlite() -> Check:
     return Check("sqlite", OK, f"SQLite {version} with FTS5")
 
 
+def check_config(cfg: config.Config) -> Check:
+    """Knobs whose value is not used (out of range, the wrong type) and keys that are no knob."""
+    problems = cfg.problems()
+    unknown = cfg.unknown_keys()
+    if not problems and not unknown:
+        return Check("config", OK, "every knob set is in range")
+    parts = [f"{key} uses its default ({reason})" for key, reason in problems.items()]
+    parts += [f"{key} is no knob" for key in unknown]
+    if problems:
+        first = next(iter(problems))
+        fix = (f"'agentctx config set {first} <value>' or 'agentctx config unset {first}' "
+               "('agentctx config list' shows every knob)")
+    else:
+        fix = (f"remove {unknown[0]!r} from {jsonfile.display(config.config_path())} "
+               "('agentctx config list' shows every knob)")
+    return Check("config", WARN, "; ".join(parts), fix)
+
+
 def check_store() -> Check:
     """The home and the store in it."""
     home = config.home()
@@ -474,10 +492,11 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
     checks = [check_python(), check_sqlite()]
     try:
         cfg = config.Config.load()
-        cfg.get("llm")
     except config.ConfigError as exc:
         checks.append(Check("config", FAIL, str(exc), "fix it with 'agentctx config'"))
         cfg = config.Config({})
+    else:
+        checks.append(check_config(cfg))
     checks += [check_store(), check_vectors(cfg), check_embedding_model(cfg),
                check_semantic_check(cfg), check_api_key(cfg)]
     hooks, session_argv = check_hooks(cwd)
