@@ -240,10 +240,11 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     A malformed file raises :class:`ConfigError`; callers on the hook path treat that as
     "use the defaults" and log it.
     """
+    from agentctx.safeio import read_small_text
+
     target = os.path.join(home_dir(), CONFIG_NAME) if path is None else os.fspath(path)
     try:
-        with open(target, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_small_text(target)
     except FileNotFoundError:
         return {}
     except OSError as exc:

@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctx.safeio import read_small_text
 from agentctx.store import records
 from agentctx.store.db import Store
 from agentctx.store.models import Draft, Project, Record
@@ -47,23 +48,22 @@ class Fact(NamedTuple):
 
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(read_small_text(path))
     except (OSError, tomllib.TOMLDecodeError):
         return {}
 
 
 def _load_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_small_text(path))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def _targets(path: Path, pattern: str) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_small_text(path)
     except OSError:
         return []
     found = re.findall(pattern, text, flags=re.MULTILINE)

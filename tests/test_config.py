@@ -124,3 +124,14 @@ def test_config_list_and_doctor_show_what_is_not_used(isolated_home: Path) -> No
     assert check["status"] == "warn"
     assert "prompt_tokens" in check["detail"] and "prompt_token " in check["detail"] + " "
     assert "agentctx config" in check["fix"]
+
+
+@pytest.mark.timeout(60)
+def test_a_config_file_that_is_not_a_regular_file_is_an_error_not_a_hang(
+        isolated_home: Path) -> None:
+    from tests.support import special_files
+
+    config.ensure_home()
+    special_files.fifo(config.config_path())
+    with pytest.raises(config.ConfigError, match="not a regular file"):
+        config.Config.load()

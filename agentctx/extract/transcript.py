@@ -27,11 +27,15 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from agentctx.budget import truncate
 from agentctx.redact import redact
+from agentctx.safeio import open_stream, read_line
 
+# A transcript line longer than this is skipped (a real one, even with a pasted image, is far
+# smaller; a sparse or corrupt file may have no newline at all).
+LINE_MAX_BYTES = 64 << 20
 USER_TEXT_MAX_CHARS = 6000
 ASSISTANT_TEXT_MAX_CHARS = 4000
 TOOL_ARG_MAX_CHARS = 200
@@ -120,18 +124,26 @@ class TranscriptError(Exception):
     """A transcript that cannot be read at all (missing, unreadable, a folder)."""
 
 
-def read_transcript(path: str | Path) -> Transcript:
-    """Parse the transcript at ``path``. Raises :class:`TranscriptError` only if unreadable."""
+def read_transcript(path: str | Path, *, line_max: int = LINE_MAX_BYTES) -> Transcript:
+    """Parse the transcript at ``path``. Raises :class:`TranscriptError` only if unreadable.
+
+    The file is read line by line; a line over ``line_max`` bytes is skipped (counted in
+    ``skipped_lines``), so memory stays bounded whatever the file holds.
+    """
     target = Path(path)
     try:
-        raw = target.read_bytes()
+        handle = open_stream(target)
     except FileNotFoundError:
         raise TranscriptError(f"no transcript at {target}") from None
     except IsADirectoryError:
         raise TranscriptError(f"{target} is a folder, not a transcript") from None
     except OSError as exc:
         raise TranscriptError(f"cannot read {target}: {exc.strerror}") from None
-    lines, end_offset, count, skipped = _split(raw)
+    try:
+        with handle:
+            lines, end_offset, count, skipped = _split(handle, line_max)
+    except OSError as exc:
+        raise TranscriptError(f"cannot read {target}: {exc.strerror}") from None
     kept = _main_conversation(lines)
     entries = list(_render(kept))
     meta = _metadata(lines, kept)
@@ -143,10 +155,13 @@ def peek_metadata(path: str | Path, max_lines: int = 200) -> dict[str, str | Non
     """Session id, cwd and first timestamp from the head of a transcript (cheap; for listings)."""
     found: dict[str, str | None] = {"session_id": None, "cwd": None, "first": None}
     try:
-        with open(path, "rb") as handle:
-            for number, line in enumerate(handle):
-                if number >= max_lines:
+        with open_stream(path) as handle:
+            for _ in range(max_lines):
+                line, consumed, _complete = read_line(handle, LINE_MAX_BYTES)
+                if not consumed:
                     break
+                if line is None:
+                    continue
                 try:
                     data = json.loads(line)
                 except (json.JSONDecodeError, UnicodeDecodeError):
@@ -168,32 +183,34 @@ def peek_metadata(path: str | Path, max_lines: int = 200) -> dict[str, str | Non
 # --------------------------------------------------------------------------- parsing
 
 
-def _split(raw: bytes) -> tuple[list[_Line], int, int, int]:
+def _split(handle: BinaryIO, line_max: int) -> tuple[list[_Line], int, int, int]:
     """JSON object lines with their offsets; the end of the last complete line; counts."""
     lines: list[_Line] = []
     position = 0
-    end_offset = 0
     count = skipped = 0
-    size = len(raw)
-    while position < size:
-        newline = raw.find(b"\n", position)
-        terminated = newline != -1
-        stop = newline if terminated else size
-        chunk = raw[position:stop]
-        try:
-            data = json.loads(chunk) if chunk.strip() else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            data = False
-        if not terminated and data is False:
-            break  # a half-written last line: read it next time
+    while True:
+        raw, consumed, terminated = read_line(handle, line_max)
+        if not consumed:
+            break
+        if raw is None:  # longer than line_max: skipped, unless it is still being written
+            if not terminated:
+                break
+            data: object = False
+        else:
+            chunk = raw[:-1] if terminated else raw
+            try:
+                data = json.loads(chunk) if chunk.strip() else None
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                data = False
+            if not terminated and data is False:
+                break  # a half-written last line: read it next time
         count += 1
         if isinstance(data, dict):
             lines.append(_Line(position, data))
-        elif chunk.strip():
+        elif data is not None:
             skipped += 1
-        position = stop + 1 if terminated else size
-        end_offset = position
-    return lines, end_offset, count, skipped
+        position += consumed
+    return lines, position, count, skipped
 
 
 def _main_conversation(lines: list[_Line]) -> list[_Line]:

@@ -110,8 +110,10 @@ def read_tail(path: str | None, max_bytes: int = TAIL_BYTES) -> Tail:
     tail = Tail()
     if not path:
         return tail
+    from agentctx.safeio import open_stream
+
     try:
-        with open(path, "rb") as handle:
+        with open_stream(path) as handle:  # a FIFO or a device is refused, never waited on
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - max_bytes))

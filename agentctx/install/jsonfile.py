@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctx.safeio import read_small
+
 _BOM = "\ufeff"
 _INDENT = re.compile(r"[\[{]\r?\n([ \t]+)\S")
 
@@ -54,10 +56,14 @@ def sha256(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+# Claude Code's ~/.claude.json keeps per-project history and can grow to megabytes.
+JSON_FILE_MAX = 64 << 20
+
+
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, ``None`` when it does not exist."""
+    """The file's bytes, ``None`` when it does not exist (a FIFO or device is refused)."""
     try:
-        return path.read_bytes()
+        return read_small(path, JSON_FILE_MAX)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
