@@ -46,7 +46,7 @@ def init(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
-    from agentctx.install import apply_init, plan_init
+    from agentctx.install import apply_init, plan_init, preflight
 
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
@@ -63,6 +63,10 @@ def init(
         return
     if plan.changes and not _confirm("Apply these changes?", yes, default=True):
         fail("nothing was changed", code=1)
+    try:
+        preflight(plan)  # all or nothing: every file init writes must be writable first
+    except InstallError as exc:
+        fail(str(exc))
 
     home = config.ensure_home()
     if not config.config_path().exists():
@@ -77,7 +81,7 @@ def init(
     try:
         steps = apply_init(plan)
     except InstallError as exc:
-        fail(f"{exc} (agentctx uninstall undoes whatever was already done)")
+        fail(str(exc))  # apply_init put back whatever it had written
     for step in steps:
         if "instead" in step.detail:  # a fallback taken while applying
             typer.echo(f"note: {step.line()}")

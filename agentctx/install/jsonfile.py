@@ -152,6 +152,28 @@ def render(doc: JsonDoc, data: dict[str, Any]) -> bytes:
     return text.encode("utf-8")
 
 
+def check_writable(path: Path) -> None:
+    """Raise :class:`InstallError` unless :func:`write_atomic` could write ``path`` now.
+
+    An atomic write needs its folder (or, when folders are missing, the nearest existing one)
+    to take a new file; that is tried for real with a temporary file, because ``os.access``
+    says yes to root on a read-only folder.
+    """
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InstallError(f"{display(folder)} is not a folder; nothing was changed")
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".agentctx-probe-")
+    except OSError as exc:
+        raise InstallError(f"cannot write in {display(folder)}: {exc.strerror}; nothing was "
+                           "changed") from None
+    os.close(handle)
+    os.unlink(probe)
+
+
 def write_atomic(path: Path, payload: bytes, mode: int) -> list[Path]:
     """Write ``payload`` to ``path`` atomically with permission bits ``mode``.
 
