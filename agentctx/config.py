@@ -362,5 +362,7 @@ def unset_value(key: str, path: Path | None = None) -> bool:
 def _write_atomic(target: Path, data: dict[str, object]) -> None:
     ensure_home(target.parent)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, target)

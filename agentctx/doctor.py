@@ -106,6 +106,25 @@ def check_config(cfg: config.Config) -> Check:
     return Check("config", WARN, "; ".join(parts), fix)
 
 
+def check_home() -> Check:
+    """The home is agentctx's alone: no one else may write in it or read the store."""
+    home = config.home()
+    if not home.is_dir():
+        return Check("home", OK, f"{jsonfile.display(home)} not created yet")
+    mode = home.stat().st_mode & 0o777
+    if mode & 0o022:
+        who = {0o022: "group and others", 0o020: "group", 0o002: "others"}[mode & 0o022]
+        return Check("home", WARN, f"{jsonfile.display(home)} is writable by {who} (mode "
+                     f"{mode:o}): they could replace the store or the config",
+                     f"chmod 700 {home}")
+    exposed = [path.name for path in sorted(home.glob(config.DB_NAME + "*"))
+               if path.is_file() and path.stat().st_mode & 0o077]
+    if exposed:
+        return Check("home", WARN, f"{', '.join(exposed)} can be read by others",
+                     f"chmod 600 {home / config.DB_NAME}*")
+    return Check("home", OK, f"{jsonfile.display(home)} is private (mode {mode:o})")
+
+
 def check_store() -> Check:
     """The home and the store in it."""
     home = config.home()
@@ -497,7 +516,7 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
         cfg = config.Config({})
     else:
         checks.append(check_config(cfg))
-    checks += [check_store(), check_vectors(cfg), check_embedding_model(cfg),
+    checks += [check_home(), check_store(), check_vectors(cfg), check_embedding_model(cfg),
                check_semantic_check(cfg), check_api_key(cfg)]
     hooks, session_argv = check_hooks(cwd)
     checks.append(hooks)

@@ -6,6 +6,7 @@ non-zero exit, never a traceback (details go to ``<home>/logs/cli.log``).
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -81,9 +82,11 @@ def run_cli(argv: list[str] | None = None) -> None:
 def _log_crash() -> None:
     try:
         from agentctx import config
+        from agentctx.redact import redact
 
         logs = config.ensure_home() / "logs"
-        with open(logs / "cli.log", "a", encoding="utf-8") as handle:
-            handle.write(traceback.format_exc() + "\n")
+        fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a", encoding="utf-8") as handle:
+            handle.write(redact(traceback.format_exc()) + "\n")
     except OSError:
         pass

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -69,8 +70,10 @@ def init(
         fail(str(exc))
 
     home = config.ensure_home()
-    if not config.config_path().exists():
-        config.config_path().write_text("{}\n", encoding="utf-8")  # defaults, ready to edit
+    if not config.config_path().exists():  # defaults, ready to edit (private like the home)
+        fd = os.open(config.config_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "w", encoding="utf-8") as handle:
+            handle.write("{}\n")
     if no_llm:
         config.set_value("llm", "off")
     if no_embeddings:

@@ -27,7 +27,7 @@ from pathlib import Path
 from sqlite_utils import Database, Migrations
 from sqlite_utils.db import Table
 
-from agentctx.store.db import SCHEMA_VERSION
+from agentctx.store.db import SCHEMA_VERSION, create_private
 
 MIGRATIONS = Migrations("agentctx")
 
@@ -223,6 +223,7 @@ def upgrade(path: Path) -> int:
                 return found
             if found > 0:
                 backup = path.with_name(f"{path.name}.v{found}.bak")
+                create_private(str(backup))
                 with sqlite3.connect(backup) as target:
                     conn.backup(target)
                 target.close()
