@@ -138,12 +138,27 @@ def check_store() -> Check:
             counts = stats.record_counts(db)
             current = sum(entry.get("current", 0) for entry in counts.values())
             fts = db.has_fts()
+            scrubbed = _redacted_on_upgrade(db.meta_get("secrets_redacted_on_upgrade"))
     except (StoreError, sqlite3.Error) as exc:
         return Check("store", FAIL, f"{jsonfile.display(config.db_path())}: {exc}",
                      "see the message; 'agentctx export' before any repair")
     suffix = "" if fts else " (its full-text index is unusable with this SQLite)"
+    suffix += scrubbed
     return Check("store", OK if fts else WARN,
                  f"{jsonfile.display(config.db_path())}: {current} current records{suffix}")
+
+
+def _redacted_on_upgrade(raw: object) -> str:
+    """What the upgrade that re-redacted the store found (``""`` when nothing)."""
+    try:
+        report = json.loads(str(raw)) if raw else {}
+        count = int(report.get("count", 0))
+    except (ValueError, TypeError, AttributeError):
+        return ""
+    if count <= 0:
+        return ""
+    return (f"; the upgrade of {str(report.get('at', ''))[:10]} re-redacted {count} stored "
+            "values that held a secret (see logs/upgrade.log)")
 
 
 def check_vectors(cfg: config.Config) -> Check:
