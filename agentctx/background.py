@@ -53,7 +53,8 @@ class exclusive:  # lower case: it reads like the function it replaced, ``with e
         self._held = False
 
     def __enter__(self) -> bool:
-        self._handle = open(_lock_file(self._name), "a+b")  # held until __exit__
+        fd = os.open(_lock_file(self._name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._handle = open(fd, "a+b")  # held until __exit__
         try:
             fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -15,23 +15,27 @@ from __future__ import annotations
 
 import re
 
+# A token may follow an underscore (tests/AKIA…_test.py), so tokens start after any character that
+# is not a letter or digit rather than at a word boundary.
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("private-key",
      r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
      r"(?: BLOCK)?-----|\Z)"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}"),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("jwt", r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("anthropic-key", r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}"),
+    ("openai-key", r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("aws-access-key",
+     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    ("github-token",
+     r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("gitlab-token", r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+    ("slack-token", r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("google-api-key", r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}"),
+    ("stripe-key", r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("npm-token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}"),
+    ("huggingface-token", r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}"),
-    ("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    ("sendgrid-key", r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
     # Azure storage and service bus connection strings: keep the name, drop the key.
     ("azure-key", r"(?i)(?P<keep>\b(?:AccountKey|SharedAccessKey)\s*=\s*)(?!\[REDACTED)"
                   r"[A-Za-z0-9+/=]{16,}"),

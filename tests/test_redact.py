@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from agentctx.redact import _PATTERNS, contains_secret, redact
 from tests.support.secret_corpus import KINDS as CORPUS_KINDS
-from tests.support.secret_corpus import NOT_SECRETS, Secret
+from tests.support.secret_corpus import NOT_SECRETS, Secret, generated
 from tests.support.secret_corpus import SECRETS as SECRET_CORPUS
 
 SECRETS = {
@@ -111,3 +111,10 @@ def test_a_commit_id_is_never_redacted(sha: str) -> None:
 def test_a_bare_aws_secret_key_is_redacted(key: str) -> None:
     out = redact(f"secret for the staging bucket: {key}\nthanks")
     assert key not in out and "[REDACTED:aws-secret-key]" in out
+
+
+def test_every_generated_variant_of_the_corpus_is_redacted() -> None:
+    variants = generated(seed=7, per_secret=40)
+    missed = [(case.kind, case.text) for case in variants if case.secret in redact(case.text)]
+    assert missed == []
+    assert len(variants) == 40 * len(SECRET_CORPUS)

@@ -15,7 +15,8 @@ fatal. What it keeps:
 What it drops: thinking, progress, API-request bookkeeping, attachments (hook context among
 them), meta messages, Claude Code's ``<system-reminder>`` blocks and agentctx's own fenced
 context (no feedback loop), and the post-compaction summary when the compacted part is still in
-the file. Secrets are redacted by :func:`agentctx.redact.redact` in every rendered entry.
+the file. Secrets are redacted by :func:`agentctx.redact.redact` in every rendered entry, and
+before any text is cut (half a secret no longer matches its pattern).
 
 Each entry remembers the byte offset of its first line, so a caller can take only what was
 written after the offset it stored last time.
@@ -35,7 +36,7 @@ from agentctx.safeio import open_stream, read_line
 
 # A transcript line longer than this is skipped (a real one, even with a pasted image, is far
 # smaller; a sparse or corrupt file may have no newline at all).
-LINE_MAX_BYTES = 64 << 20
+LINE_MAX_BYTES = 32 << 20
 USER_TEXT_MAX_CHARS = 6000
 ASSISTANT_TEXT_MAX_CHARS = 4000
 TOOL_ARG_MAX_CHARS = 200
@@ -391,7 +392,7 @@ def _user_entry(line: _Line, compacted_in_file: bool) -> Entry | None:
         summary = _clean_user_text(_joined_text(_message(data).get("content")))
         if not summary:
             return None
-        return Entry("summary", redact(truncate(summary, USER_TEXT_MAX_CHARS, " […]")),
+        return Entry("summary", truncate(redact(summary), USER_TEXT_MAX_CHARS, " […]"),
                      _stamp(data), line.offset)
     content = _message(data).get("content")
     raw = _joined_text(content)
@@ -426,6 +427,7 @@ def _clean_user_text(text: str) -> str:
 
 
 def _head_tail(text: str, limit: int) -> str:
+    text = redact(text)  # before cutting: half a secret no longer matches its pattern
     if len(text) <= limit:
         return text
     head = text[: limit * 2 // 3]
@@ -501,5 +503,5 @@ def _result_text(content: object) -> str:
 
 
 def _flat(text: str, limit: int) -> str:
-    """One line, cut to ``limit`` characters."""
-    return truncate(" ".join(text.split()), limit, "…")
+    """One line, redacted, then cut to ``limit`` characters."""
+    return truncate(" ".join(redact(text).split()), limit, "…")

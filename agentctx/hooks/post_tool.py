@@ -205,7 +205,12 @@ def _short(text: str) -> str:
 
 
 def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
-    output = tool_output(ctx.payload)
+    from agentctx.redact import redact
+
+    # Redacted before anything is parsed or cut: a signature drops options (curl's -u) and
+    # texts are cut to length, either of which can leave a secret its pattern no longer sees.
+    command = redact(command)
+    output = redact(tool_output(ctx.payload))
     simple = segments(command)
     tests = [words for words in simple if is_test_command(words)]
     failed = (failed_call or looks_failed(output)

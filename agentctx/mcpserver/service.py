@@ -15,6 +15,7 @@ from typing import NamedTuple
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agentctx import budget
+from agentctx.redact import redact
 from agentctx.store import graph
 from agentctx.store import records as rec
 from agentctx.store.db import Store
@@ -78,16 +79,17 @@ def search(db: Store, where: Where, query: Query, vector: VectorSide | None = No
     """``ctx_search``: a compact index of the best hits, one line each (~50 tokens)."""
     hits = hybrid_search(db, query, vector)
     mode = "keyword+semantic" if vector is not None else "keyword"
+    shown = _clip(redact(query.text), 80)  # the query is echoed: never a secret in it
     scope = f" in {where.project.name}" + (f" as of {query.as_of[:10]}" if query.as_of else "")
     if not hits:
         hint = ("" if query_terms(query.text) or vector is not None
                 else " (only common words were given)")
-        return (f'No records match "{_clip(query.text, 80)}"{scope}{hint}. '
+        return (f'No records match "{shown}"{scope}{hint}. '
                 "Try other words, a different type, or ctx_related(file).")
     _touch(db, [h.record.id for h in hits])
     shorts = rec.short_ids(db, [h.record.id for h in hits])
     header = (f'{len(hits)} record{"s" if len(hits) != 1 else ""} for '
-              f'"{_clip(query.text, 80)}"{scope} ({mode} search). Full text: ctx_get(ids).')
+              f'"{shown}"{scope} ({mode} search). Full text: ctx_get(ids).')
     packed = budget.pack([index_line(h.record, shorts[h.record.id]) for h in hits],
                          max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS, header=header)
     return packed.text
@@ -127,7 +129,7 @@ def get(db: Store, where: Where, ids: Sequence[str]) -> str:
         rest = ", ".join(r.id for r in unique[packed.kept:])
         notes.append(f"Not shown (result size cap), ask again for: {rest}")
     if problems:
-        notes.append("Unknown or ambiguous: " + "; ".join(_clip(p, 160) for p in problems))
+        notes.append("Unknown or ambiguous: " + "; ".join(_clip(redact(p), 160) for p in problems))
     return "\n\n".join(part for part in (packed.text, *notes) if part)
 
 

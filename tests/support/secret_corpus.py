@@ -9,6 +9,7 @@ re-redaction test all read this one list.
 
 from __future__ import annotations
 
+import random
 from typing import NamedTuple
 
 
@@ -98,3 +99,25 @@ NOT_SECRETS: tuple[str, ...] = (
     "sha256: DA39A3EE5E6B4B0D3255BFEF95601890AFD80709",
     "max_tokens = 200000",
 )
+
+
+def generated(seed: int, per_secret: int) -> list[Secret]:
+    """``per_secret`` variants of every corpus secret: the same text around it, the secret
+    itself re-drawn character by character (a capital for a capital, a digit for a digit …)
+    after its first characters, which carry the format's prefix (``ghp_``, ``AKIA``, ``SG.``)."""
+    draw = random.Random(seed)
+    pools = {str.isupper: "ABCDEFGHIJKLMNOPQRSTUVWXYZ", str.islower: "abcdefghijklmnopqrstuvwxyz",
+             str.isdigit: "0123456789"}
+    variants = []
+    for case in SECRETS:
+        # The prefix, and a JWT's second "eyJ" (every segment of one is base64 JSON), stay.
+        kept = set(range(min(8, len(case.secret) // 3)))
+        start = case.secret.find("eyJ", 1)
+        kept |= set(range(start, start + 3)) if start > 0 else set()
+        for _ in range(per_secret):
+            new = "".join(
+                ch if i in kept else
+                next((draw.choice(pool) for test, pool in pools.items() if test(ch)), ch)
+                for i, ch in enumerate(case.secret))
+            variants.append(Secret(case.kind, case.text.replace(case.secret, new), new))
+    return variants
