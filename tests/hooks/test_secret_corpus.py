@@ -91,6 +91,13 @@ def _echoing(corpus: list[Secret]) -> Any:
     return reply
 
 
+def across(case: Secret, cut: int, before: int = 0) -> str:
+    """``case.text`` padded so that a cut after ``cut`` characters (``before`` of which come
+    ahead of the padding) falls in the middle of its secret."""
+    middle = case.text.index(case.secret) + len(case.secret) // 2
+    return "z" * max(0, cut - before - middle) + case.text
+
+
 def _transcript(path: Path, cwd: Path, corpus: list[Secret]) -> Path:
     writer = TranscriptWriter(path, session_id=SESSION, cwd=str(cwd))
     named = {c.kind: c.secret for c in file_secrets(corpus)}
@@ -101,9 +108,10 @@ def _transcript(path: Path, cwd: Path, corpus: list[Secret]) -> Path:
                          tools=[("Bash", {"command": "x" * (185 + n % 10) + " " + case.text}),
                                 ("Read", {"file_path": key_file})],
                          results=["y" * (285 + n % 10) + " " + case.text, "file content"])
+    # PreCompact keeps 299 characters of an item shown as "[pending] <content>".
     writer.assistant(tools=[("TodoWrite", {"todos": [
-        {"content": "z" * (290 + n % 10) + " " + c.text, "status": "pending",
-         "activeForm": "rotating"} for n, c in enumerate(corpus)]})], results=["ok"])
+        {"content": across(c, 299, before=len("[pending] ")), "status": "pending",
+         "activeForm": "rotating"} for c in corpus]})], results=["ok"])
     return writer.save()
 
 
