@@ -76,17 +76,24 @@ class Exposure:
 def _echoing(corpus: list[Secret]) -> Any:
     """A model that puts secrets in its answer (as a model might from its own knowledge)."""
     named = file_secrets(corpus)
+    # Secrets alone, or in a text without spaces, so that a cut cannot move to a word boundary.
+    unspaced = [c._replace(text=c.secret) for c in named[:4]] + \
+        [c for c in corpus if c.kind == "azure-key"]
 
     def reply(request: StandInRequest) -> Reply:
+        # Titles are cut at 200 characters ("Handover: " comes first in a handover's).
         return json_reply(extraction(
             decisions=[{"what": "Staging uses the shared replica", "rationale": corpus[0].text,
-                        "supersedes": None, "confidence": "explicit"}],
+                        "supersedes": None, "confidence": "explicit"},
+                       *({"what": across(case, 199), "rationale": "r", "supersedes": None,
+                          "confidence": "explicit"} for case in unspaced)],
             conventions=[{"scope": "file", "convention": "Keys live in keys/",
                           "applies_to": [f"keys/{c.secret}.txt" for c in named[:3]],
                           "supersedes": None, "confidence": "explicit"}],
             gotchas=[{"pattern": f"Login fails with {corpus[1].secret}",
                       "why_it_matters": corpus[2].text}],
-            active_work={"current_task": corpus[3].text, "blockers": [corpus[4].text],
+            active_work={"current_task": across(unspaced[0], 199, before=len("Handover: ")),
+                         "blockers": [corpus[4].text],
                          "next_steps": [], "open_questions": []}))
     return reply
 
@@ -95,7 +102,7 @@ def across(case: Secret, cut: int, before: int = 0) -> str:
     """``case.text`` padded so that a cut after ``cut`` characters (``before`` of which come
     ahead of the padding) falls in the middle of its secret."""
     middle = case.text.index(case.secret) + len(case.secret) // 2
-    return "z" * max(0, cut - before - middle) + case.text
+    return ("z" * max(0, cut - before - middle - 1) + ":" + case.text)
 
 
 def _transcript(path: Path, cwd: Path, corpus: list[Secret]) -> Path:
