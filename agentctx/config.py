@@ -254,6 +254,8 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{target} is not valid JSON (line {exc.lineno}): fix or delete it") from None
+    except RecursionError:
+        raise ConfigError(f"{target} is nested too deeply: fix or delete it") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{target} must hold a JSON object")
     return data

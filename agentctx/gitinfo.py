@@ -74,10 +74,14 @@ def _read_gitdir(dot_git: Path) -> Path | None:
         text = read_small_text(dot_git).strip()
     except OSError:  # a FIFO, a device, a huge file: not a repository we can read
         return None
-    if not text.startswith("gitdir:"):
+    if not text.startswith("gitdir:") or "\x00" in text:
         return None
     target = Path(text.split(":", 1)[1].strip())
-    return target if target.is_absolute() else (dot_git.parent / target).resolve()
+    try:
+        found = target if target.is_absolute() else (dot_git.parent / target).resolve()
+        return found if found.is_dir() else None
+    except (OSError, RuntimeError):  # a name too long, a symlink loop
+        return None
 
 
 def _remotes(common_dir: Path) -> dict[str, str]:
@@ -113,8 +117,9 @@ def find_repo(path: str | Path) -> RepoInfo | None:
         if os.path.lexists(commondir_file):
             try:
                 pointer = read_small_text(commondir_file).strip()
-                common = (gitdir / pointer).resolve() if pointer else gitdir
-            except OSError:
+                found = (gitdir / pointer).resolve() if pointer else gitdir
+                common = found if found.is_dir() else gitdir
+            except (OSError, ValueError, RuntimeError):  # unreadable, a NUL byte, a loop
                 common = gitdir
         main_root = common.parent if common.name == ".git" else common
         remotes = _remotes(common)

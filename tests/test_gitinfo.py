@@ -67,3 +67,17 @@ def test_special_git_files_never_block_and_are_read_little(name: str, kind: str,
     assert special_files.bytes_read() - before < 2_000_000
     assert found.worktree == str(tmp_path.resolve())
     assert found.remote == (None if name != ".git/commondir" else "h.com/a/b")
+
+
+@pytest.mark.parametrize(("name", "content"), [(".git/commondir", b"\x00\x01binary\xff"),
+                                               (".git", b"gitdir: /tmp/\x00nul\n"),
+                                               (".git/commondir", b"[" * 100_000),
+                                               (".git", b"gitdir: " + b"[" * 100_000)])
+def test_git_files_holding_nul_bytes_or_huge_names_are_not_a_crash(name: str, content: bytes,
+                                                     tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    special_files.remove(tmp_path / name)
+    (tmp_path / name).write_bytes(content)
+    found = identify(tmp_path)
+    assert found.worktree == str(tmp_path.resolve())
+    assert found.root == str(tmp_path.resolve())

@@ -93,3 +93,17 @@ def test_special_build_files_are_skipped_reading_little(kind: str, tmp_path: Pat
     assert special_files.bytes_read() - before < 2_000_000
     assert found["name"] == "Project name: tool"
     assert "Rust" in found["stack"]
+
+
+def test_build_files_with_wrong_types_are_read_for_what_they_get_right(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text(json.dumps({
+        "name": ["x"], "dependencies": [1, 2], "devDependencies": "react", "scripts": [],
+        "bin": 7, "main": {"a": 1}}), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        'tool = 3\n[project]\nname = 5\ndependencies = "fastapi"\nscripts = ["a"]\n'
+        'optional-dependencies = {dev = "pytest"}\nrequires-python = 3\n', encoding="utf-8")
+    (tmp_path / "Cargo.toml").write_text('package = "tool"\ndependencies = 4\n',
+                                         encoding="utf-8")
+    found = facts(tmp_path)
+    assert found["name"] == f"Project name: {tmp_path.name}"
+    assert found["stack"] == "Stack: JavaScript, Node.js, Python, Rust"

@@ -165,7 +165,7 @@ def peek_metadata(path: str | Path, max_lines: int = 200) -> dict[str, str | Non
                     continue
                 try:
                     data = json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     continue
                 if not isinstance(data, dict):
                     continue

@@ -129,7 +129,7 @@ def read_tail(path: str | None, max_bytes: int = TAIL_BYTES) -> Tail:
     for raw in lines:
         try:
             entry = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(entry, dict):
             continue

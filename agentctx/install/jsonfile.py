@@ -106,6 +106,9 @@ def parse(path: Path, raw: bytes) -> JsonDoc:
                                f"{exc.colno}: {exc.msg}): {advice}") from None
         except ValueError as exc:
             raise InstallError(f"{where} cannot be edited safely ({exc}): {advice}") from None
+        except RecursionError:
+            raise InstallError(f"{where} is nested too deeply to edit safely: {advice}") \
+                from None
     else:
         data = {}
     if not isinstance(data, dict):

@@ -42,14 +42,19 @@ MAKERS: dict[str, Callable[[Path], None]] = {
 }
 
 
-def replace(path: Path, kind: str) -> None:
-    """Replace whatever is at ``path`` (file or folder) by a special file of ``kind``."""
+def remove(path: Path) -> None:
+    """Remove whatever is at ``path`` (a file, a link, a FIFO or a folder tree)."""
     if path.is_symlink() or path.is_file() or path.is_fifo():
         path.unlink()
     elif path.is_dir():
         for child in sorted(path.rglob("*"), key=lambda p: len(p.parts), reverse=True):
             child.rmdir() if child.is_dir() and not child.is_symlink() else child.unlink()
         path.rmdir()
+
+
+def replace(path: Path, kind: str) -> None:
+    """Replace whatever is at ``path`` by a special file of ``kind``."""
+    remove(path)
     MAKERS[kind](path)
 
 
