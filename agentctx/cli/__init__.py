@@ -59,23 +59,25 @@ def _register() -> None:
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
     from agentctx.config import ConfigError
+    from agentctx.redact import redact
     from agentctx.store.errors import StoreError
 
     _register()
     try:
         app(args=argv, standalone_mode=True)
     except CliError as exc:
-        typer.echo(f"agentctx: {exc}", err=True)
+        typer.echo(f"agentctx: {redact(str(exc))}", err=True)
         sys.exit(exc.code)
     except (StoreError, ConfigError) as exc:
-        typer.echo(f"agentctx: {exc}", err=True)
+        typer.echo(f"agentctx: {redact(str(exc))}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("agentctx: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # the last line of defence: log the traceback, print one line
         _log_crash()
-        typer.echo(f"agentctx: unexpected error: {exc} (details in the agentctx log)", err=True)
+        typer.echo(f"agentctx: unexpected error: {redact(str(exc))} (details in the agentctx "
+                   "log)", err=True)
         sys.exit(2)
 
 

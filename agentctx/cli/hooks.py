@@ -202,7 +202,9 @@ def _step(args: list[str], timeout: int, session_id: str) -> bool:
         _problem(session_id, f"cannot run {name}: {exc}")
         return False
     if result.stdout:
-        typer.echo(result.stdout.rstrip("\n"))
+        from agentctx.redact import redact
+
+        typer.echo(redact(result.stdout.rstrip("\n")))
     elapsed = time.monotonic() - started
     if result.returncode != 0:
         if f"No such command '{args[0]}'" in (result.stdout or ""):
@@ -216,8 +218,10 @@ def _step(args: list[str], timeout: int, session_id: str) -> bool:
 
 
 def _say(session_id: str, message: str) -> None:
+    from agentctx.redact import redact
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    typer.echo(f"{stamp} finish-session {session_id or '-'}: {message}")
+    typer.echo(f"{stamp} finish-session {session_id or '-'}: {redact(message)}")
 
 
 def _problem(session_id: str, message: str) -> None:
