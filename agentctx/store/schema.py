@@ -207,7 +207,6 @@ def m003_redact_stored_secrets(db: Database) -> None:
     doctor`` shows it) and ``logs/upgrade.log``; the store files become private (0600).
     Idempotent: a run killed half-way is done again on the next open."""
     import json
-    import os
     import time
 
     from agentctx.store import scrub
@@ -226,6 +225,9 @@ def m003_redact_stored_secrets(db: Database) -> None:
         raise
     conn.execute("COMMIT")
     count += scrub.redact_backups(path) + scrub.redact_logs(path.parent / "logs")
+    earlier = conn.execute("SELECT value FROM meta WHERE key = 'secrets_redacted_on_upgrade'")
+    row = earlier.fetchone()  # a run killed before it was recorded as applied counted these
+    count += int(json.loads(row[0]).get("count", 0)) if row else 0
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     conn.execute("INSERT INTO meta (key, value) VALUES ('secrets_redacted_on_upgrade', ?) "
                  "ON CONFLICT (key) DO UPDATE SET value = excluded.value",

@@ -119,7 +119,8 @@ def test_a_killed_run_leaves_the_store_consistent_and_the_next_run_finishes(
 
 
 @pytest.mark.parametrize("kills", [pytest.param(4, id="4-kills"),
-                                   pytest.param(30, id="30-kills", marks=pytest.mark.slow)])
+                                   pytest.param(30, id="30-kills", marks=[
+                                       pytest.mark.slow, pytest.mark.timeout(3600)])])
 def test_repeated_kills_at_random_moments_never_corrupt(kills: int, project_dir: Path,
                                                         tiny_model_dir: Path,
                                                         isolated_home: Path) -> None:

@@ -27,7 +27,9 @@ from agentctx.store.models import Draft
 from tests.extract.builders import TranscriptWriter, conversation, extraction
 from tests.support.messages_standin import MessagesStandIn, Reply, StandInRequest, json_reply
 
-SIZES = [pytest.param(6, id="6-kills"), pytest.param(40, id="40-kills", marks=pytest.mark.slow)]
+SIZES = [pytest.param(6, id="6-kills"), pytest.param(40, id="40-kills",
+                                                 marks=[pytest.mark.slow,
+                                                        pytest.mark.timeout(3600)])]
 
 
 def _titles(round_: int) -> list[str]:

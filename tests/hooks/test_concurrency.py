@@ -28,7 +28,8 @@ from tests.consolidate import tiny_model
 from tests.hooks.conftest import at, payloads, read_log, run_hook
 
 SIZES = [pytest.param(8, 6, 24, id="8-workers"),
-         pytest.param(16, 34, 120, id="16-workers-x-200-hooks", marks=pytest.mark.slow)]
+         pytest.param(16, 34, 120, id="16-workers-x-200-hooks",
+                      marks=[pytest.mark.slow, pytest.mark.timeout(3600)])]
 HOOKS_PER_ROUND = 6
 
 
@@ -135,6 +136,8 @@ def test_parallel_hooks_consolidation_and_mcp_writes_lose_nothing(
         consolidation.result()
     _wait_for_children(isolated_home, workers)
     assert ran == workers * (rounds * HOOKS_PER_ROUND + 1)
+    print(f"concurrency: {ran} hook processes in {workers} sessions, {len(codes)} "
+          f"consolidation runs, {len(made)} MCP records")
     assert codes and set(codes) == {0}
     assert read_log(isolated_home) == []  # no hook skipped a locked store or failed
 

@@ -137,7 +137,9 @@ def _log(home: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("examples", [pytest.param(400, id="400"),
-                                      pytest.param(5000, id="5000", marks=pytest.mark.slow)])
+                                      pytest.param(5000, id="5000",
+                                                   marks=[pytest.mark.slow,
+                                                          pytest.mark.timeout(3600)])])
 def test_fuzzed_payloads_are_refused_or_ignored_never_a_crash(
         examples: int, app: Path, isolated_home: Path) -> None:
     (app / "Makefile").write_text("test:\n\tpytest\n", encoding="utf-8")
@@ -218,7 +220,9 @@ def _run_process(event: str, payload: dict[str, Any], home: Path, cwd: Path) -> 
 
 
 @pytest.mark.parametrize("examples", [pytest.param(25, id="25"),
-                                      pytest.param(300, id="300", marks=pytest.mark.slow)])
+                                      pytest.param(300, id="300",
+                                                   marks=[pytest.mark.slow,
+                                                          pytest.mark.timeout(3600)])])
 def test_fuzzed_project_files_never_hang_swell_or_break_a_hook(examples: int,
                                                                 tmp_path: Path) -> None:
     @settings(max_examples=examples, deadline=None, database=None,

@@ -248,6 +248,7 @@ def test_no_secret_is_kept_under_the_home_or_sent_to_the_model(
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)
 def test_no_secret_of_a_large_generated_corpus_is_kept_or_sent(
         app: Path, tmp_path: Path, isolated_home: Path) -> None:
     corpus = list(SECRETS) + generated(seed=13, per_secret=20)
