@@ -240,7 +240,7 @@ def m003_redact_stored_secrets(db: Database) -> None:
         if os.path.exists(f"{path}{suffix}"):
             os.chmod(f"{path}{suffix}", 0o600)
     logs = path.parent / "logs"
-    if logs.is_dir():
+    if count and logs.is_dir():
         fd = os.open(logs / "upgrade.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, f"{stamp} {path.name}: re-redacted {count} stored values, log lines "

@@ -168,7 +168,8 @@ def push_through_everything(app: Path, tmp_path: Path, home: Path,
     exposure = Exposure()
     with MessagesStandIn(_echoing(corpus)) as standin:
         env = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": standin.base_url,
-               "AGENTCTX_EXTRACT_MIN_NEW_TOKENS": "0", "AGENTCTX_EMBEDDINGS": "off"}
+               "AGENTCTX_EXTRACT_MIN_NEW_TOKENS": "0", "AGENTCTX_EMBEDDINGS": "off",
+               "AGENTCTX_LLM_COST_CAP_USD": "100"}  # the full-size transcript is long
         exposure.hook("session-start", at(payloads("SessionStart")[0], app), env, app)
         for n, case in enumerate(corpus):
             # Whole, and again across the 2,000 characters a session keeps of a prompt.

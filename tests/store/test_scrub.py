@@ -136,6 +136,7 @@ def test_an_upgrade_re_redacts_what_older_versions_stored(isolated_home: Path) -
             assert path.stat().st_mode & 0o077 == 0, path
     store_check = doctor.check_store()
     assert f"re-redacted {report['count']} " in store_check.detail
+    assert f"re-redacted {report['count']} " in (logs / "upgrade.log").read_text(encoding="utf-8")
 
 
 def test_a_store_without_leaks_is_left_as_it_was(isolated_home: Path) -> None:
@@ -153,3 +154,4 @@ def test_a_store_without_leaks_is_left_as_it_was(isolated_home: Path) -> None:
         assert records.get(db, "01JABCDEF00000000000000000").body == \
             "protobuf [REDACTED:github-token]"
     assert "re-redacted" not in doctor.check_store().detail
+    assert not (home / "logs" / "upgrade.log").exists()
