@@ -58,3 +58,13 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None,
     return subprocess.run([sys.executable, "-m", "agentctx", *args], cwd=cwd, input=stdin,
                           capture_output=True, text=True, timeout=120,
                           env={**os.environ, **(env or {})})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (full sizes) run only when selected: ``pytest -m slow``."""
+    if "slow" in str(config.getoption("markexpr") or "").replace("not slow", ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)

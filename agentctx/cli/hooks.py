@@ -10,7 +10,6 @@ the next step still runs. The child's own output goes to ``<home>/logs/finish-se
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -185,11 +184,14 @@ def _step(args: list[str], timeout: int, session_id: str) -> bool:
 
     The step's output is copied to this process's output (the finish-session log).
     """
+    from agentctx import background
+
     name = f"agentctx {args[0]}"
     started = time.monotonic()
     _say(session_id, f"{name} started")
     try:
-        result = subprocess.run([sys.executable, "-m", "agentctx", *args],
+        result = subprocess.run(background.python_command(args),
+                                env=background.child_environment(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, errors="replace",
                                 timeout=timeout, check=False)
@@ -200,7 +202,9 @@ def _step(args: list[str], timeout: int, session_id: str) -> bool:
         _problem(session_id, f"cannot run {name}: {exc}")
         return False
     if result.stdout:
-        typer.echo(result.stdout.rstrip("\n"))
+        from agentctx.redact import redact
+
+        typer.echo(redact(result.stdout.rstrip("\n")))
     elapsed = time.monotonic() - started
     if result.returncode != 0:
         if f"No such command '{args[0]}'" in (result.stdout or ""):
@@ -214,8 +218,10 @@ def _step(args: list[str], timeout: int, session_id: str) -> bool:
 
 
 def _say(session_id: str, message: str) -> None:
+    from agentctx.redact import redact
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    typer.echo(f"{stamp} finish-session {session_id or '-'}: {message}")
+    typer.echo(f"{stamp} finish-session {session_id or '-'}: {redact(message)}")
 
 
 def _problem(session_id: str, message: str) -> None:

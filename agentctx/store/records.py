@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from agentctx.config import BODY_MAX_CHARS
-from agentctx.redact import redact
+from agentctx.redact import marker_chars, redact
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
@@ -247,15 +247,20 @@ def validate(draft: Draft) -> Draft:
                             f"{', '.join(CONFIDENCES)}")
     if draft.source not in SOURCES:
         raise InvalidRecord(f"unknown source {draft.source!r}")
-    title = " ".join(redact(draft.title).split())
-    body = redact(draft.body.strip())
+    # The limits apply to the text as sent; redaction markers may then make it longer.
+    title = " ".join(draft.title.split())
+    body = draft.body.strip()
     if not title:
         raise InvalidRecord("title must not be empty")
-    if len(title) > TITLE_MAX_CHARS:
-        raise InvalidRecord(f"title is {len(title)} characters; the limit is {TITLE_MAX_CHARS}")
-    if len(body) > BODY_MAX_CHARS:
-        raise InvalidRecord(f"body is {len(body)} characters; the limit is {BODY_MAX_CHARS} "
+    title_chars = len(title) - marker_chars(title)
+    if title_chars > TITLE_MAX_CHARS:
+        raise InvalidRecord(f"title is {title_chars} characters; the limit is {TITLE_MAX_CHARS}")
+    body_chars = len(body) - marker_chars(body)
+    if body_chars > BODY_MAX_CHARS:
+        raise InvalidRecord(f"body is {body_chars} characters; the limit is {BODY_MAX_CHARS} "
                             "(split it into several records)")
+    title = " ".join(redact(title).split())
+    body = redact(body)
     valid_from = normalize_time(draft.valid_from) if draft.valid_from else None
     key = draft.key.strip() if draft.key else None
     return draft._replace(title=title, body=body, valid_from=valid_from, key=key or None)

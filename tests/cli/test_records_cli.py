@@ -138,3 +138,10 @@ def test_search_fuses_vectors_once_consolidated(project_dir: Path,
     keyword = json.loads(run_cli("search", "memory", "--keyword", "--json",
                                  cwd=project_dir).stdout)
     assert keyword == []
+
+
+def test_an_error_line_never_repeats_a_secret(project_dir: Path) -> None:
+    token = "ghp_" + "Qx7" * 12
+    done = run_cli("show", token, cwd=project_dir)
+    assert done.returncode != 0 and done.stderr.startswith("agentctx: ")
+    assert token not in done.stderr and "[REDACTED:github-token]" in done.stderr

@@ -177,6 +177,28 @@ def test_a_changed_fact_is_injected_with_what_it_replaces(tmp_path: Path) -> Non
         assert "SENTRY_DSN" in text and "ROLLBAR_TOKEN" not in text
 
 
+def test_a_record_longer_by_its_redaction_markers_is_injected_within_budget(
+        tmp_path: Path) -> None:
+    from agentctx import config
+    from agentctx.budget import estimate_tokens
+    from agentctx.config import Config
+    from agentctx.hooks.prompt import compose, select
+    from agentctx.store import Store, records
+    from agentctx.store.models import Draft
+
+    body = ("Connect with mysql -pS3cr3t7 to the reporting replica. " * 150)[:7990]
+    with Store.open(tmp_path / "s.db") as db:
+        stored = records.add(db, Draft(type="convention", title="Reporting replica access",
+                                       body=body), project_id="p")
+        assert len(stored.body) > config.BODY_MAX_CHARS
+        chosen = select(db, "p", "how do we reach the reporting replica?", Config({}, {}))
+        text, shown = compose(chosen, "app", Config({}, {}))
+    assert [h.record.id for h in shown] == [stored.id]
+    assert len(text) <= config.INJECTION_MAX_CHARS
+    assert estimate_tokens(text) <= config.PROMPT_MAX_TOKENS
+    assert "S3cr3t7" not in text and f"ctx_get {stored.id}" in text
+
+
 def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
         app: Path, tmp_path_factory: pytest.TempPathFactory,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx.redact import _HINTS, _PATTERNS, redact
+from agentctx.redact import _HINTS, _PATTERNS, kept, redact
 
 
 def _reference(text: str) -> str:
@@ -21,7 +21,7 @@ def _reference(text: str) -> str:
     for kind, source in _PATTERNS:
         marker = f"[REDACTED:{kind}]"
         text = re.compile(source, re.DOTALL).sub(
-            lambda m, marker=marker: (m.groupdict().get("keep") or "") + marker, text)
+            lambda m, marker=marker: kept(m) + marker, text)
     return text
 
 
@@ -36,6 +36,11 @@ FRAGMENTS = st.sampled_from([
     '"client_secret": "s3cr3tvalue"', "TOKEN=12345678", "access_token=abcdef99",
     "GITHUB_TOKEN: zzzzzzzz", "db_passwd=qwerty12", "my_passphrase = 'longenough'",
     "ApiKey: abcdefgh", "aws_access_key=AAAAAAAAAA", "CREDENTIALS=abcdefgh",
+    "redis://:pw123456@h", "AccountKey=Eby8vdM02xNOcqFlqUwJ==",
+    "SG.abcdefghijklmnop.qrstuvwxyz012345",
+    "curl -u me:pw12345 x", "mysql -pS3cret db", "sshpass -p pw123 ssh",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "e83c5163316f89bfbde7d9ab23ca2e25604af290",
+    "api_key: process.env.API_KEY", "private_key_id: 3f4e1a9b8c", "$TOKEN",
     "token", "secret", "://", "sk-", "eyJ",
     "[REDACTED:x]", "\u0130", "\u212a", " ", "\n", "=", ":", '"', "'",
 ])

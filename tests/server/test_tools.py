@@ -331,6 +331,29 @@ async def test_related_follows_files_and_folders(app_dir: Path) -> None:
         assert nothing.startswith("No records are linked")
 
 
+async def test_file_names_are_redacted_and_bounded(app_dir: Path, isolated_home: Path) -> None:
+    token = "ghp_" + "Qx7" * 12
+    huge = "d" * 200_000
+    async with make_client() as client:
+        text = await call(client, "ctx_record", type="decision", title="Rotate the deploy key",
+                          body="Monthly.", files=[f"keys/{token}.txt"])
+        assert token not in text and "keys/[REDACTED:github-token].txt" in text
+        related = await call(client, "ctx_related", file=f"keys/{token}.txt")
+        assert "Rotate the deploy key" in related and token not in related
+        before = current(app_dir)
+        refused = await fail(client, "ctx_record", type="decision", title="Huge", body="b",
+                             files=[huge])
+        assert "200000 characters; the limit is 4096" in refused
+        assert current(app_dir) == before
+        assert "the limit is 4096" in await fail(client, "ctx_related", file=huge)
+        assert "the limit is 4096" in await fail(client, "ctx_search", query="deploy",
+                                                 file=huge)
+    with Store.open() as db:
+        names = [row[0] for row in db.rows("SELECT name FROM nodes")]
+    assert names == ["keys/[REDACTED:github-token].txt"]
+    assert (isolated_home / "agentctx.db").stat().st_size < 1_000_000
+
+
 async def test_sync_claudemd_says_plainly_it_is_not_available(app_dir: Path) -> None:
     (app_dir / "CLAUDE.md").write_text("# Rules\n- use tabs\n", encoding="utf-8")
     async with make_client() as client:
