@@ -199,13 +199,21 @@ def m002_archive_fts(db: Database) -> None:
 
 
 @MIGRATIONS()
-def m003_receipt_reasons(db: Database) -> None:
-    """Receipts say why: the start of the prompt that led to an injection (redacted, at most
-    :data:`agentctx.store.sessions.RECEIPT_PROMPT_CHARS` characters) and, per injected record, the
-    prompt words it matched (a JSON list of lists, in ``record_ids`` order; its relevance is
-    already in ``scores``). Receipts written before have neither."""
+def m003_receipts_and_listings(db: Database) -> None:
+    """Receipts say why, and listings page by date.
+
+    * Receipts: the start of the prompt that led to an injection (redacted, at most
+      :data:`agentctx.store.sessions.RECEIPT_PROMPT_CHARS` characters) and, per injected record,
+      the prompt words it matched (a JSON list of lists, in ``record_ids`` order; its relevance is
+      already in ``scores``). Receipts written before have neither.
+    * ``records_project_valid``: a project's records in date order, so a page of a listing (the
+      TUI's records table) reads its rows instead of sorting the whole project. Lookups of a type
+      keep ``records_current`` (they name it: ``INDEXED BY``), or a rare type would walk every
+      date.
+    """
     db.execute("ALTER TABLE injections ADD COLUMN prompt TEXT")
     db.execute("ALTER TABLE injections ADD COLUMN matched TEXT NOT NULL DEFAULT '[]'")
+    db.execute("CREATE INDEX records_project_valid ON records (project_id, valid_from)")
 
 
 @contextmanager

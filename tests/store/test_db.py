@@ -108,7 +108,7 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
     try:
         assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert [row[0] for row in db.rows("SELECT name FROM _sqlite_migrations ORDER BY id")] \
-            == ["m001_initial", "m002_archive_fts", "m003_receipt_reasons"]
+            == ["m001_initial", "m002_archive_fts", "m003_receipts_and_listings"]
         check_indexes(db)
         assert db.scalar("SELECT count(*) FROM records_archive_fts "
                          "WHERE records_archive_fts MATCH 'rest'") == 1
