@@ -218,9 +218,10 @@ def list_records(db: Store, *, project_id: str | None = None, types: Sequence[st
         as_of=as_of)
     selects: list[str] = []
     params: list[object] = []
+    extra = _CONFIDENCE_RANK if order == "confidence" else "NULL"  # computed only when sorted on
     for arm, arm_params in arms:
         flag = 1 if arm.startswith("FROM records_archive") else 0
-        selects.append(f"SELECT {COLUMNS}, {flag} AS archived, {_CONFIDENCE_RANK} {arm}")
+        selects.append(f"SELECT {COLUMNS}, {flag} AS archived, {extra} {arm}")
         params.extend(arm_params)
     sql = (" UNION ALL ".join(selects)
            + f" ORDER BY {'pinned DESC, ' if pinned_first else ''}{ORDERS[order]}")

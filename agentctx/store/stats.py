@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime
-from typing import Any, NamedTuple
 
-from agentctx.store import ledger, upkeep
+from agentctx.lean import NamedTuple
 from agentctx.store.db import SCHEMA_VERSION, Store
 from agentctx.store.models import GLOBAL_PROJECT, Project
+
+# The session-start hook counts records through this module when it builds a digest inline, so
+# what only the status model needs (typing, datetime, the ledger, consolidation's candidates) is
+# imported for type checking here and at call time in overview().
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from agentctx.store import ledger, upkeep
 
 
 class SessionSummary(NamedTuple):
@@ -204,6 +212,8 @@ def overview(db: Store, project: Project, *, prune_after_days: int, sessions: in
              now: datetime | None = None) -> Overview:
     """The status of ``project``: counts, costs, recent sessions and the merge and pruning
     candidates (``prune_after_days`` is the knob of that name)."""
+    from agentctx.store import ledger, upkeep
+
     return Overview(
         StoreInfo(str(db.path), store_size(db), SCHEMA_VERSION), project,
         record_counts(db, project.id),
