@@ -171,6 +171,21 @@ def test_the_sql_check_catches_a_stray_query() -> None:
     assert sql_violations("agentctx.store.stray", PACKAGE / "store" / "stray.py", stray) == []
 
 
+def test_imports_are_read_at_every_depth_but_type_checking() -> None:
+    tree = ast.parse(
+        "from agentctx import config\n"
+        "TYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n    import agentctx.consolidate.run\n"
+        "def late():\n    try:\n        from . import graph\n    finally:\n        pass\n"
+        "    from agentctx.embedder import load_model\n")
+    everywhere = {target for target, _ in imports_of("agentctx.store.records", tree)}
+    assert everywhere == {"agentctx", "agentctx.config", "agentctx.store", "agentctx.store.graph",
+                          "agentctx.embedder"}
+    top = {target for target, _ in imports_of("agentctx.store.records", tree,
+                                              module_level_only=True)}
+    assert top == {"agentctx", "agentctx.config"}
+
+
 def test_hooks_import_only_the_store_and_the_lean_core() -> None:
     allowed = {f"agentctx.{m}" for m in LEAN_CORE} | {"agentctx"}
     reached: dict[str, str] = {}
