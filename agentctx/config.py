@@ -16,6 +16,7 @@ import json
 import os
 
 from agentctx.lean import NamedTuple
+from agentctx.store.models import BODY_MAX_CHARS as BODY_MAX_CHARS  # a law the records own
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,7 +31,6 @@ SESSION_START_MAX_TOKENS = 1500
 PROMPT_MAX_TOKENS = 2000
 PROMPT_MAX_RECORDS = 3
 INJECTION_MAX_CHARS = 8000
-BODY_MAX_CHARS = 8000
 
 
 class ConfigError(ValueError):

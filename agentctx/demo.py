@@ -275,9 +275,9 @@ def _sessions(db: Store, project_id: str, folder: Path, now: datetime,
         days = 30 - index * 5
         session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agentctx-demo/{prompt}"))
         sessions.ensure(db, session_id, project_id, cwd=str(folder),
-                        transcript_path=f"~/.claude/projects/-harbor/{session_id}.jsonl")
-        db.execute("UPDATE sessions SET started_at = ?, ended_at = ? WHERE session_id = ?",
-                   (_ago(now, days, 9), _ago(now, days, 11), session_id))
+                        transcript_path=f"~/.claude/projects/-harbor/{session_id}.jsonl",
+                        started_at=_ago(now, days, 9))
+        sessions.end(db, session_id, at=_ago(now, days, 11))
         sessions.add_receipt(db, session_id=session_id, project_id=project_id,
                              event="SessionStart", source="startup",
                              record_ids=list(digest.record_ids),

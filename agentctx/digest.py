@@ -14,7 +14,7 @@ Sections, in this order:
 
 The whole served text is at most ``session_start_tokens`` (≤ 1,500) tokens and ``injection_chars``
 (≤ 8,000) characters: sections get slices, and :func:`agentctx.budget.pack` drops whole entries
-from the bottom whenever the total would overflow. Rendering is :mod:`agentctx.hooks.render`.
+from the bottom whenever the total would overflow. Rendering is :mod:`agentctx.injection`.
 
 API — consolidation pre-computes the digest, session-start serves it:
 
@@ -42,9 +42,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agentctx import config
+from agentctx import config, injection
 from agentctx.budget import char_limit, estimate_tokens, pack, truncate
-from agentctx.hooks import render
 from agentctx.lean import NamedTuple
 from agentctx.store import digests, records
 from agentctx.store.db import Store
@@ -164,9 +163,9 @@ def _size(lines: Sequence[str]) -> int:
 def _drop_empty_sections(items: list[str]) -> list[str]:
     kept: list[str] = []
     for index, item in enumerate(items):
-        if item.startswith(render.SECTION_PREFIX):
+        if item.startswith(injection.SECTION_PREFIX):
             following = items[index + 1] if index + 1 < len(items) else None
-            if following is None or following.startswith(render.SECTION_PREFIX):
+            if following is None or following.startswith(injection.SECTION_PREFIX):
                 continue
         kept.append(item)
     return kept
@@ -204,7 +203,7 @@ def _search_line(db: Store, project: Project) -> tuple[str, int]:
 
 
 def _built(text: str) -> Built:
-    return Built(text, estimate_tokens(text), tuple(render.ids_in(text)))
+    return Built(text, estimate_tokens(text), tuple(injection.ids_in(text)))
 
 
 # ----------------------------------------------------------------------------- public API
@@ -215,19 +214,19 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     """The project's digest without the handover (see the module docstring)."""
     cfg = cfg or config.Config.load()
     max_tokens, max_chars = limits(cfg)
-    head = render.header("session-start", project.name)
+    head = injection.header("session-start", project.name)
     line, total = _search_line(db, project)
-    foot = line + "\n" + render.FENCE_CLOSE
+    foot = line + "\n" + injection.FENCE_CLOSE
     handover_reserve = char_limit(HANDOVER_TOKENS, max_chars) + 1
     # What the body may use: the budget minus head, foot, their separators and the handover slice.
     room = char_limit(max_tokens, max_chars) - len(head) - len(foot) - 1 - handover_reserve
 
     profile_records = _apply(rank, PROFILE, _profile(db, project))
-    profile_items = [render.item_line(r, SNIPPET_CHARS[PROFILE]) for r in profile_records]
+    profile_items = [injection.item_line(r, SNIPPET_CHARS[PROFILE]) for r in profile_records]
     profile = _section(PROFILE, profile_items, min(room, char_limit(PROFILE_TOKENS, max_chars)))
     room -= _size(profile)
 
-    preference_items = [render.item_line(r, SNIPPET_CHARS[PREFERENCES])
+    preference_items = [injection.item_line(r, SNIPPET_CHARS[PREFERENCES])
                         for r in _apply(rank, PREFERENCES, _preferences(db))]
     preference_slice = char_limit(min(cfg.get_int("profile_tokens"), max_tokens), max_chars)
     preferences = _section(PREFERENCES, preference_items, min(room, preference_slice))
@@ -243,7 +242,7 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
                                  "proposes the CLAUDE.md changes."], room)
         room -= _size(drift)
 
-    decision_items = [render.item_line(r, SNIPPET_CHARS[DECISIONS])
+    decision_items = [injection.item_line(r, SNIPPET_CHARS[DECISIONS])
                       for r in _apply(rank, DECISIONS, _decisions(db, project, rank is not None))]
     decisions = _section(DECISIONS, decision_items, room)
 
@@ -271,7 +270,7 @@ def _split(text: str) -> tuple[str, list[str], str] | None:
     """A digest's head (fence and label), body lines and foot (search line and fence close)."""
     lines = text.split("\n")
     if (len(lines) < 4 or not lines[0].startswith("<agentctx-context")
-            or lines[-1] != render.FENCE_CLOSE):
+            or lines[-1] != injection.FENCE_CLOSE):
         return None
     return "\n".join(lines[:2]), lines[2:-2], "\n".join(lines[-2:])
 
@@ -281,8 +280,8 @@ def _handover_items(db: Store, project: Project, worktree: str, max_chars: int) 
     if record is None:
         return []
     room = max_chars - len(HEADERS[HANDOVER]) - 2
-    entry = truncate(render.item_block(record), room, f" … ctx_get {record.id}")
-    if not entry.startswith(render.ITEM_PREFIX):
+    entry = truncate(injection.item_block(record), room, f" … ctx_get {record.id}")
+    if not entry.startswith(injection.ITEM_PREFIX):
         return []
     return [HEADERS[HANDOVER], entry]
 
@@ -316,7 +315,7 @@ def serve(db: Store, project: Project, worktree: str, *, cfg: config.Config | No
     handover = _handover_items(db, project, worktree, reserve)
     text = assemble(head, _insert_handover(body, handover) if handover else body, foot,
                     max_tokens, max_chars)
-    return Served(text, estimate_tokens(text), tuple(render.ids_in(text)), stored is not None)
+    return Served(text, estimate_tokens(text), tuple(injection.ids_in(text)), stored is not None)
 
 
 def subagent_slice(db: Store, project: Project, *, max_tokens: int,
@@ -325,12 +324,12 @@ def subagent_slice(db: Store, project: Project, *, max_tokens: int,
     cfg = cfg or config.Config.load()
     tokens = min(max_tokens, config.SESSION_START_MAX_TOKENS)
     chars = min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS)
-    items = [render.item_line(r, SNIPPET_CHARS[DECISIONS])
+    items = [injection.item_line(r, SNIPPET_CHARS[DECISIONS])
              for r in _decisions(db, project, False)]
     if not items:
         return EMPTY
-    head = render.header("subagent-start", project.name)
-    text = assemble(head, [HEADERS[DECISIONS], *items], render.FENCE_CLOSE, tokens, chars)
-    if not render.ids_in(text):
+    head = injection.header("subagent-start", project.name)
+    text = assemble(head, [HEADERS[DECISIONS], *items], injection.FENCE_CLOSE, tokens, chars)
+    if not injection.ids_in(text):
         return EMPTY
     return _built(text)

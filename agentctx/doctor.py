@@ -8,7 +8,6 @@ a real ``initialize`` handshake over stdio, the way Claude Code starts it.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import select
@@ -63,21 +62,9 @@ def check_python(version: tuple[int, ...] | None = None) -> Check:
 
 def check_sqlite() -> Check:
     """SQLite version, FTS5 and JSON functions of this interpreter's sqlite3."""
-    conn = sqlite3.connect(":memory:")
-    try:
-        try:
-            conn.execute("CREATE VIRTUAL TABLE t USING fts5(a)")
-            fts5 = True
-        except sqlite3.OperationalError:
-            fts5 = False
-        try:
-            conn.execute("SELECT json_set('{}', '$.a', 1)")
-            json1 = True
-        except sqlite3.OperationalError:
-            json1 = False
-    finally:
-        conn.close()
-    version = sqlite3.sqlite_version
+    from agentctx.store.db import sqlite_features
+
+    version, fts5, json1 = sqlite_features()
     if not json1:
         return Check("sqlite", FAIL, f"SQLite {version} has no JSON functions",
                      "use a Python built against SQLite 3.38 or newer")
@@ -165,10 +152,8 @@ def check_vectors(cfg: config.Config) -> Check:
     """The vector backend (sqlite-vec ``vec0`` or the exact numpy fallback) and why."""
     if not cfg.get_bool("embeddings"):
         return Check("vectors", OK, "off (embeddings disabled; FTS5 search only)")
-    try:
-        vectors = importlib.import_module("agentctx.store.vectors")
-    except ImportError:
-        return Check("vectors", OK, "not configured (this version searches with FTS5 only)")
+    from agentctx.store import vectors
+
     if not config.db_path().exists():
         return Check("vectors", WARN, "no store yet", "run 'agentctx init'")
     from agentctx.store import Store
@@ -446,11 +431,7 @@ def _temporary_home(tmp: Path) -> None:
         from agentctx.store import Store
 
         with Store.open(busy_timeout_ms=1000) as db:
-            target = sqlite3.connect(tmp / config.DB_NAME)
-            try:
-                db.conn.backup(target)
-            finally:
-                target.close()
+            db.backup_to(tmp / config.DB_NAME)
 
 
 def measure_hook_latency(argv: list[str], cwd: Path | None = None,

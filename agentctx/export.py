@@ -51,7 +51,7 @@ def render_markdown(db: Store, project: Project, *, include_global: bool = True,
            + (f", remote `{project.remote}`" if project.remote else "") + ".",
            f"Exported {stamp or now_iso()}.", ""]
     found = rec.list_records(db, project_id=project.id, include_superseded=include_superseded,
-                             oldest_first=True)
+                             order="oldest")
     by_type: dict[str, list[Record]] = {t: [] for t in RECORD_TYPES}
     for record in found:
         by_type[record.type].append(record)
@@ -71,7 +71,7 @@ def render_markdown(db: Store, project: Project, *, include_global: bool = True,
             out.append("")
     if include_global and project.id != GLOBAL_PROJECT:
         prefs = rec.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
-                                 oldest_first=True)
+                                 order="oldest")
         if prefs:
             out.extend(["## Developer profile (global preferences)", ""])
             for record in prefs:

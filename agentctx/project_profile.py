@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentctx.safeio import read_small_text
-from agentctx.store import records
+from agentctx.store import profiles, records
 from agentctx.store.db import Store
 from agentctx.store.models import Draft, Project, Record
+from agentctx.store.profiles import COMMAND_KINDS
 
-COMMAND_KINDS = ("test", "build", "lint", "format", "run")
 _MAKE_TARGETS = {
     "test": ("test", "tests", "check"),
     "build": ("build", "all", "dist"),
@@ -255,7 +255,4 @@ def refresh(db: Store, project: Project) -> list[Record]:
 
 def current(db: Store, project_id: str) -> list[Record]:
     """The project's current profile records, in a stable order (name, stack, commands …)."""
-    order = ["name", "stack", *(f"command.{k}" for k in COMMAND_KINDS), "entry_points"]
-    found = records.list_records(db, project_id=project_id, types=("profile",))
-    return sorted(found, key=lambda r: (order.index(r.key) if r.key in order else len(order),
-                                        r.key or "", r.title))
+    return profiles.project_profile(db, project_id)

@@ -64,8 +64,8 @@ def main() -> int:
 
 def _bench(work: Path, size: int, runs: int) -> int:
     from agentctx.consolidate import duplicates
-    from agentctx.consolidate.embed import embedding_text, load_model
     from agentctx.consolidate.run import consolidate
+    from agentctx.embedder import embedding_text, load_model
     from agentctx.store import Store, vectors
 
     pristine = work / "pristine" / "agentctx.db"

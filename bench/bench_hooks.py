@@ -59,7 +59,7 @@ PROMPTS = [
 END_RUNS = 15  # session-end runs per size (each waits for its consolidation child)
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "shared" / "models" / \
     "minilm-static-256"
-TARGETS = {  # name -> {size: max ratio}; None size = every size
+TARGETS: dict[str, dict[int | None, float]] = {  # name -> {size: max ratio}; None: every size
     "prompt": {10_000: 1.6, 100_000: 2.5},
     "prompt-sem": {10_000: 1.6, 100_000: 2.5},
     "start-fresh": {None: 1.4},
@@ -144,8 +144,8 @@ def _prepare_semantic(db_path: Path, home: Path, model_path: Path) -> str:
     os.environ["AGENTCTX_EMBED_MODEL"] = str(model_path)
     os.environ["AGENTCTX_HOME"] = str(home)
     from agentctx.benchmarks.retrieval import embed_pending
-    from agentctx.consolidate.embed import load_model
-    from agentctx.consolidate.querymodel import ensure
+    from agentctx.consolidate.query_side_file import ensure
+    from agentctx.embedder import load_model
     from agentctx.store import Store
 
     model = load_model()

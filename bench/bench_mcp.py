@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import FileUrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -112,7 +113,7 @@ def per_call_server(db_path: Path) -> Any:
 def embed_everything(db_path: Path) -> tuple[str, float]:
     """Embed every current record with the real model (the consolidation API); (model, seconds)."""
     from agentctx.config import Config
-    from agentctx.consolidate.embed import embedding_text, load_model
+    from agentctx.embedder import embedding_text, load_model
     from agentctx.store import Store, vectors
 
     model = load_model(Config.load())
@@ -152,8 +153,9 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
     info: dict[str, Any] = {"built_s": built, "project": project_id}
     folder = project_folder(db_path)
 
-    async def roots(_context: object) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=folder.as_uri(), name="app")])
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(folder.as_uri()),
+                                                       name="app")])
 
     child = StdioServerParameters(command=sys.executable, args=["-m", "agentctx", "mcp"],
                                   env={"AGENTCTX_HOME": str(home), "AGENTCTX_EMBEDDINGS": "off"},
@@ -238,9 +240,9 @@ def main() -> None:
     hybrid = not args.no_hybrid
     if hybrid:
         try:
-            import agentctx.consolidate.embed  # noqa: F401
+            import agentctx.embedder  # noqa: F401
         except ImportError:
-            print("agentctx.consolidate.embed is missing: reporting the keyword path only")
+            print("agentctx.embedder is missing: reporting the keyword path only")
             hybrid = False
         if not MODEL_DIR.is_dir():
             print(f"{MODEL_DIR} is missing: reporting the keyword path only")

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from agentctx.embedder import EmbeddingModel, forget_loaded, load_model
 from agentctx.store import Store
+from tests.support import tiny_model
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -68,3 +70,19 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny test model saved once per test session (model2vec folder layout)."""
+    return tiny_model.build(tmp_path_factory.mktemp("models") / "tiny")
+
+
+@pytest.fixture
+def tiny(tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EmbeddingModel]:
+    """The tiny model, configured as ``embed_model`` and loaded through the real loader."""
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(tiny_model_dir))
+    model = load_model()
+    assert model is not None
+    yield model
+    forget_loaded()

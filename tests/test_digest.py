@@ -18,11 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx import config, digest
+from agentctx import config, digest, injection, judgement
 from agentctx.budget import estimate_tokens
-from agentctx.hooks import render
-from agentctx.hooks.prompt import compose
-from agentctx.store import Store, digests, records
+from agentctx.store import InvalidRecord, Store, digests, records
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Hit, Project, Record
 
 PROJECT = Project("p1", "app", "/work/app", None)
@@ -112,7 +110,7 @@ def test_default_order(db: Store) -> None:
     reinforced = _add(db, "convention", "Reinforced", valid_from="2023-01-01",
                       confidence="reinforced")
     text = digest.build(db, PROJECT, cfg=_cfg()).text
-    assert render.ids_in(text) == [old_pinned.id, new_explicit.id, old_explicit.id,
+    assert injection.ids_in(text) == [old_pinned.id, new_explicit.id, old_explicit.id,
                                    reinforced.id, new_inferred.id]
 
 
@@ -131,14 +129,14 @@ def test_rank_reorders_sections_and_cannot_add(db: Store) -> None:
         return candidates
 
     built = digest.refresh(db, PROJECT, rank=rank, builder="consolidate", cfg=_cfg())
-    assert render.ids_in(built.text) == [c.id, a.id]
+    assert injection.ids_in(built.text) == [c.id, a.id]
     assert stranger.id not in built.text and b.id not in built.text
     assert [section for section, _ in calls if _] == [digest.DECISIONS]
     stored = digests.load_fresh(db, "p1")
     assert stored is not None and stored.builder == "consolidate"
     assert stored.text == built.text and stored.record_ids == built.record_ids
     served = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
-    assert served.stored is True and render.ids_in(served.text) == [c.id, a.id]
+    assert served.stored is True and injection.ids_in(served.text) == [c.id, a.id]
     _add(db, "decision", "Delta")
     assert digests.load_fresh(db, "p1") is None
     rebuilt = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
@@ -175,7 +173,7 @@ def test_injected_text_cannot_close_the_fence(db: Store) -> None:
 
 # ----------------------------------------------------------------------------- properties
 
-TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120)
+TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=120)
 RECORD = st.fixed_dictionaries({
     "type": st.sampled_from(["decision", "convention", "profile", "discovery", "bugfix",
                              "handover", "preference"]),
@@ -216,7 +214,7 @@ def _fill(db: Store, specs: list[dict[str, Any]]) -> None:
                               pinned=spec["pinned"], confidence=spec["confidence"],
                               valid_from=f"2026-{1 + spec['days_ago'] % 12:02d}-"
                                          f"{1 + spec['days_ago'] % 28:02d}")
-            except records.InvalidRecord:
+            except InvalidRecord:
                 continue  # e.g. a title that is only whitespace after redaction
             except Exception as exc:  # an older keyed value can make valid_from go backwards
                 if "valid_from" in str(exc):
@@ -235,11 +233,11 @@ def _check_shape(text: str, db: Store, worktree: str) -> None:
         return
     lines = text.splitlines()
     assert lines[0].startswith('<agentctx-context event="session-start"')
-    assert lines[-1] == render.FENCE_CLOSE and text.count(render.FENCE_CLOSE) == 1
+    assert lines[-1] == injection.FENCE_CLOSE and text.count(injection.FENCE_CLOSE) == 1
     headers = _headers(text)
     assert headers == sorted(headers, key=ORDER.index)
     current = {r.id: r for r in records.list_records(db, project_id="p1", include_global=True)}
-    for rid in render.ids_in(text):
+    for rid in injection.ids_in(text):
         record = current[rid]
         if record.type == "handover":
             assert record.key == digest.handover_key(worktree)
@@ -263,7 +261,7 @@ def test_served_digest_always_within_budget(template: Path, specs: list[dict[str
                 assert len(served.text) <= max_chars <= config.INJECTION_MAX_CHARS
                 assert served.tokens == estimate_tokens(served.text) <= max_tokens
                 assert served.tokens <= config.SESSION_START_MAX_TOKENS
-                assert list(served.record_ids) == render.ids_in(served.text)
+                assert list(served.record_ids) == injection.ids_in(served.text)
                 _check_shape(served.text, db, worktree)
             sliced = digest.subagent_slice(db, PROJECT, max_tokens=knobs["profile_tokens"] or 50,
                                            cfg=cfg)
@@ -314,16 +312,17 @@ def test_prompt_injection_always_within_budget(entries: list[tuple[str, str, int
                                                chars: int) -> None:
     hits = [Hit(_record(n, title[:300], (body * repeat)[:8000]), 1.0, 0.9, ())
             for n, (title, body, repeat) in enumerate(entries)]
-    text, shown = compose(hits, "app", _cfg(prompt_tokens=tokens, injection_chars=chars))
+    knobs = judgement.settings(_cfg(prompt_tokens=tokens, injection_chars=chars))
+    text, shown = judgement.compose(hits, "app", knobs)
     limit = min(chars, 8000)
     assert len(text) <= limit and estimate_tokens(text) <= min(tokens, 2000)
     assert [h.record.id for h in shown] == [h.record.id for h in hits[:len(shown)]]
-    assert render.ids_in(text) == [h.record.id for h in shown]
+    assert injection.ids_in(text) == [h.record.id for h in shown]
     if shown:
-        assert text.endswith(render.FENCE_CLOSE)
+        assert text.endswith(injection.FENCE_CLOSE)
     for hit in hits[:len(shown)]:
-        full = render.item_block(hit.record)
+        full = injection.item_block(hit.record)
         assert full in text or f"… ctx_get {hit.record.id}" in text
     if len(shown) < len(hits) and shown:
         last = shown[-1].record.id
-        assert render.item_block(shown[-1].record) in text or f"… ctx_get {last}" in text
+        assert injection.item_block(shown[-1].record) in text or f"… ctx_get {last}" in text

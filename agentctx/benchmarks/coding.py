@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx import config
+from agentctx import config, judgement
 from agentctx.benchmarks import coding_data as data
 from agentctx.benchmarks import metrics, retrieval, tables
 from agentctx.store.db import Store
@@ -80,7 +80,7 @@ class Score(NamedTuple):
 class CodingReport(NamedTuple):
     """Everything one run measured."""
 
-    settings: retrieval.HookSettings
+    settings: judgement.Settings
     hook_note: str
     hybrid: str | None  # the model label, or None when unavailable
     hybrid_reason: str | None
@@ -107,7 +107,7 @@ def run(*, splits: Sequence[str] = tuple(data.SPLIT_FILES), model_path: str | No
         "not requested (--no-hybrid)")
     if hybrid:
         embedder = retrieval.load_embedder(model_path, cfg)
-    settings = retrieval.hook_settings(cfg)
+    settings = judgement.settings(cfg)
     with tempfile.TemporaryDirectory(prefix="agentctx-bench-") as folder:
         db = Store.open(Path(folder) / "bench.db")
         try:

@@ -132,8 +132,8 @@ class BenchQuery(NamedTuple):
     prompt: str
     answers: tuple[str, ...]
     about_change: bool
-    # How the prompt is phrased or why nothing answers it (see ``agentctx.benchmarks.projects``);
-    # "" in files written before kinds were labelled.
+    # How the prompt is phrased or why nothing answers it (see
+    # ``agentctx.benchmarks.eval_projects``); "" in files written before kinds were labelled.
     kind: str = ""
 
     @property

@@ -14,7 +14,7 @@ For each question a fresh store is built from its haystack. The mapping of a tur
 
 Configurations: (a) the per-turn hook (what it injects: at most 3 records over the relevance
 threshold; no session dedup), the keyword search alone, (b) hybrid ``ctx_search`` with the
-embedding model, (c) the plain FTS5 baseline of :mod:`agentctx.benchmarks.fts_baseline` over the
+embedding model, (c) the plain FTS5 baseline of :mod:`agentctx.store.fts_baseline` over the
 same cut turns. Metrics over answerable questions: session-level recall_any@k (any of the first k
 records comes from an evidence session) and turn-level recall@k (share of the ``has_answer`` turns
 among the first k; questions without such turns are left out of that mean). Abstention questions
@@ -30,12 +30,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx import config
+from agentctx import config, judgement
 from agentctx.benchmarks import metrics, retrieval, tables
-from agentctx.benchmarks.fts_baseline import Fts5Baseline
 from agentctx.store import projects, records
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
+from agentctx.store.fts_baseline import Fts5Baseline
 from agentctx.store.ids import to_iso
 from agentctx.store.models import Draft
 
@@ -239,7 +239,7 @@ class LmeReport(NamedTuple):
     """Everything one LongMemEval run measured."""
 
     path: str
-    settings: retrieval.HookSettings
+    settings: judgement.Settings
     hook_note: str
     hybrid: str | None
     hybrid_reason: str | None
@@ -261,7 +261,7 @@ def run(path: Path, *, limit: int | None = None, model_path: str | None = None,
         if progress is not None:
             progress(number, len(questions), question.id)
         results.append(_one(question, cfg, embedder))
-    return LmeReport(str(path), retrieval.hook_settings(cfg), retrieval.hook_selection_note(),
+    return LmeReport(str(path), judgement.settings(cfg), retrieval.hook_selection_note(),
                      embedder.label if isinstance(embedder, retrieval.Embedder) else None,
                      embedder.reason if isinstance(embedder, retrieval.Unavailable) else None,
                      results)

@@ -1,9 +1,9 @@
 """The configurations under test, each calling the code the product runs — never a second search.
 
 * **per-turn hook** — what ``UserPromptSubmit`` injects in a fresh session: the hook's own
-  side-effect-free :func:`agentctx.hooks.prompt.select` (the store's one search, the
-  ``prompt_records`` cut and the ``prompt_min_relevance`` threshold) and
-  :func:`agentctx.hooks.prompt.compose` (the per-prompt budget).
+  side-effect-free judgement, :func:`agentctx.judgement.decide` (the store's one search, the
+  ``prompt_records`` cut, the ``prompt_min_relevance`` threshold, the semantic check and the
+  per-prompt budget).
 * **keyword search** — :func:`agentctx.store.search.search` as ``ctx_search`` calls it when no
   vectors are available.
 * **hybrid** — :func:`agentctx.store.hybrid.hybrid_search` with the vector side the MCP server
@@ -22,8 +22,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from agentctx import budget, config
-from agentctx.consolidate.embed import query_text
+from agentctx import budget, config, judgement
+from agentctx.embedder import query_text
 from agentctx.store.db import Store
 from agentctx.store.models import Hit
 from agentctx.store.search import Query, search
@@ -36,31 +36,8 @@ T = TypeVar("T")
 # Benchmark stores keep every superseded version (nothing ages into the archive).
 OVERRIDES = {"AGENTCTX_ARCHIVE_AFTER_DAYS": "36500"}
 CONSOLIDATE_TIME_LIMIT_S = 600
-HOOK_SELECTION = ("agentctx.hooks.prompt.select then compose: the hook's own selection and "
-                  "composition, without its receipts")
-
-
-class HookSettings(NamedTuple):
-    """The knobs the per-prompt hook reads, resolved and clamped to the laws."""
-
-    min_relevance: float
-    max_records: int
-    max_tokens: int
-    max_chars: int
-
-    def describe(self) -> str:
-        """One line naming every knob and its value."""
-        return (f"prompt_min_relevance={self.min_relevance:g}, prompt_records={self.max_records}, "
-                f"prompt_tokens={self.max_tokens}, injection_chars={self.max_chars}")
-
-
-def hook_settings(cfg: config.Config) -> HookSettings:
-    """The hook's knobs from ``cfg``, clamped exactly as the hook clamps them."""
-    return HookSettings(
-        min_relevance=cfg.get_float("prompt_min_relevance"),
-        max_records=min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
-        max_tokens=min(cfg.get_int("prompt_tokens"), config.PROMPT_MAX_TOKENS),
-        max_chars=min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS))
+HOOK_SELECTION = ("agentctx.judgement.decide: the hook's own judgement and composition, without "
+                  "its receipts")
 
 
 class Injection(NamedTuple):
@@ -79,11 +56,10 @@ def hook_selection_note() -> str:
 def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
                    cfg: config.Config) -> Injection:
     """The records (and text) the per-prompt hook would inject for ``prompt`` in a new session:
-    the hook's own side-effect-free ``select`` and ``compose``."""
-    from agentctx.hooks.prompt import compose, select
-
-    text, shown = compose(select(db, project_id, prompt, cfg), project_name, cfg)
-    return Injection(list(shown), text, budget.estimate_tokens(text) if text else 0)
+    the hook's own side-effect-free judgement, :func:`agentctx.judgement.decide`."""
+    decision = judgement.decide(db, project_id, project_name, prompt, judgement.settings(cfg))
+    return Injection(list(decision.injected), decision.text,
+                     budget.estimate_tokens(decision.text) if decision.text else 0)
 
 
 def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
@@ -104,7 +80,7 @@ def timed(call: Callable[[], T]) -> tuple[T, float]:
 
 
 class Embedder(NamedTuple):
-    """A loaded embedding model (``agentctx.consolidate.embed.EmbeddingModel``) and its label."""
+    """A loaded embedding model (``agentctx.embedder.EmbeddingModel``) and its label."""
 
     model: Any
     label: str
@@ -133,7 +109,7 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
     with the command that fetches it.
     """
     try:
-        from agentctx.consolidate.embed import load_model
+        from agentctx.embedder import load_model
         from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
     except Exception as exc:
         return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
@@ -201,7 +177,7 @@ def _semantic_note(query_model: str, cfg: config.Config) -> str:
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
     """Embed every record waiting for an embedding, as consolidation does; returns how many."""
-    from agentctx.consolidate.embed import embedding_text
+    from agentctx.embedder import embedding_text
     from agentctx.store import vectors
 
     done = 0

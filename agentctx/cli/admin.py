@@ -21,10 +21,10 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
-from agentctx.store import SCHEMA_VERSION, ledger, stats
 from agentctx.store import projects as proj
+from agentctx.store import stats
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, Project
+from agentctx.store.models import Project
 
 projects_app = typer.Typer(help="List projects, or merge one into another.", no_args_is_help=False)
 config_app = typer.Typer(help="Read and change configuration (config.json + AGENTCTX_<KEY>).",
@@ -35,37 +35,26 @@ config_app = typer.Typer(help="Read and change configuration (config.json + AGEN
 
 
 def _status_data(db: Store, project: Project) -> dict[str, Any]:
-    counts = stats.record_counts(db, project.id)
-    global_counts = stats.record_counts(db, GLOBAL_PROJECT).get("preference", {})
-    cost = ledger.totals(db, project_id=project.id)
-    cap = config.Config.load().get_float("llm_cost_cap_usd")
-    data: dict[str, Any] = {
+    """``agentctx status --json``: the store's overview of the project, as JSON-ready data."""
+    cfg = config.Config.load()
+    view = stats.overview(db, project, prune_after_days=cfg.get_int("prune_after_days"))
+    cost = view.extraction
+    return {
         "version": __version__,
-        "store": {"path": str(db.path), "bytes": stats.store_size(db), "schema": SCHEMA_VERSION},
-        "project": {"id": project.id, "name": project.name, "root": project.root,
-                    "remote": project.remote, "paused": project.paused},
-        "records": counts,
-        "global_preferences": global_counts,
-        "injections": stats.injection_totals(db, project.id),
+        "store": view.store._asdict(),
+        "project": view.project._asdict(),
+        "records": view.records,
+        "global_preferences": view.global_preferences,
+        "injections": view.injections,
         "extraction": {"calls": cost.calls, "usd": round(cost.usd, 6),
                        "input_tokens": cost.input_tokens, "output_tokens": cost.output_tokens,
                        "cache_write_tokens": cost.cache_write_tokens,
                        "cache_read_tokens": cost.cache_read_tokens,
-                       "cap_usd_per_session": cap},
-        "sessions": [s._asdict() for s in stats.session_summaries(db, project.id)],
+                       "cap_usd_per_session": cfg.get_float("llm_cost_cap_usd")},
+        "sessions": [s._asdict() for s in view.sessions],
+        "merge_candidates": view.merge_candidates,
+        "prune_candidates": view.prune_candidates,
     }
-    data.update(_consolidation_lists(db, project.id))
-    return data
-
-
-def _consolidation_lists(db: Store, project_id: str) -> dict[str, Any]:
-    """Merge and pruning candidates, once consolidation provides them."""
-    try:
-        from agentctx.consolidate import candidates
-    except ImportError:
-        return {}
-    return {"merge_candidates": candidates.merge_candidates(db, project_id),
-            "prune_candidates": candidates.prune_candidates(db, project_id)}
 
 
 def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
@@ -75,8 +64,7 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
         data = _status_data(db, current)
     if json_out:
         for key in ("merge_candidates", "prune_candidates"):
-            if key in data:
-                data[key] = [item._asdict() for item in data[key]]
+            data[key] = [item._asdict() for item in data[key]]
         print_json(data)
         return
     store = data["store"]
@@ -139,13 +127,17 @@ def projects_list(ctx: typer.Context, json_out: bool = JsonOption) -> None:
     with open_store() as db:
         rows = proj.list_all(db)
     if json_out:
-        print_json([{**p._asdict(), "records": n, "last_seen": seen} for p, n, seen in rows])
+        print_json([{**item.project._asdict(), "records": item.records,
+                     "records_by_type": item.by_type, "last_seen": item.last_seen,
+                     "last_session": item.last_session, "sessions": item.sessions,
+                     "tokens_injected": item.tokens_injected} for item in rows])
         return
     if not rows:
         typer.echo("no projects yet")
-    for project, count, seen in rows:
-        typer.echo(f"{project.id[:12]}  {project.name:<20} {count:>5} records  "
-                   f"last {str(seen)[:10]}  {project.remote or project.root}"
+    for item in rows:
+        project = item.project
+        typer.echo(f"{project.id[:12]}  {project.name:<20} {item.records:>5} records  "
+                   f"last {str(item.last_seen)[:10]}  {project.remote or project.root}"
                    + ("  [paused]" if project.paused else ""))
 
 

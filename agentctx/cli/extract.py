@@ -135,7 +135,7 @@ def _as_dict(outcome: Outcome) -> dict[str, object]:
 
 def _backfill(since: str | None, yes: bool, project_ref: str | None, json_out: bool) -> None:
     from agentctx.extract import backfill
-    from agentctx.extract.client import api_key_from_env
+    from agentctx.llm.client import api_key_from_env
     from agentctx.store.ids import parse_time
 
     if since:

@@ -1,16 +1,14 @@
 """Hook-related commands: ``pause`` and ``resume`` a project, ``preview`` what the per-prompt hook
 would inject, and the hidden ``finish-session``.
 
-``finish-session`` is the detached child the SessionEnd hook spawns: the final extraction of the
-session's remaining content, then consolidation, each as its own ``agentctx`` process with a time
-limit. A failure (or a command this installation lacks) is logged to ``<home>/logs/hooks.log`` and
-the next step still runs. The child's own output goes to ``<home>/logs/finish-session.log``.
+``finish-session`` is the detached child the SessionEnd hook spawns; it runs
+:func:`agentctx.finish.finish_session` (the final extraction, then consolidation). A failed step
+is logged to ``<home>/logs/hooks.log``; the child's own output goes to
+``<home>/logs/finish-session.log``.
 """
 
 from __future__ import annotations
 
-import subprocess
-import time
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -26,14 +24,9 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.store import projects
-from agentctx.store.db import Store
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.hooks.prompt import Verdict
-
-# Seconds allowed beyond each step's own configured time limit (start-up, writing results).
-STEP_GRACE_SECONDS = 30
-
+    from agentctx.judgement import Verdict
 
 def pause(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """Pause agentctx for a project: no injection and no capture until 'agentctx resume'."""
@@ -69,18 +62,17 @@ def preview(
 ) -> None:
     """Show what the per-prompt hook would inject for a prompt, and why each candidate was or
     was not injected (relevance, matched words, cosine). Injects and records nothing."""
-    from agentctx.hooks import prompt as hook
+    from agentctx import judgement
     from agentctx.store import records as rec
     from agentctx.store import sessions
 
     if not prompt.strip():
         fail("the prompt is empty: pass the text you would type in Claude Code")
-    cfg = config.Config.load()
+    knobs = judgement.settings(config.Config.load())
     with open_store() as db:
         target = current_project(db, project)
-        verdicts: list[Verdict] = []
-        injected = ""
-        if hook.opted_out(prompt):
+        decision = judgement.Decision([], "", [])
+        if judgement.opted_out(prompt):
             why = "the prompt starts with #noctx"
         elif target.paused:
             why = f"{target.name} is paused ('agentctx resume')"
@@ -88,13 +80,13 @@ def preview(
             if session and sessions.get(db, session) is None:
                 fail(f"no session {session!r} in the store (see 'agentctx status')")
             seen = sessions.seen(db, session) if session else frozenset()
-            verdicts, injected = hook.preview(db, target, prompt, cfg, seen=seen,
-                                              candidates=limit)
+            decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen,
+                                        candidates=limit)
             why = ""
-        semantic = _semantic_state(cfg, db)
-        shorts = rec.short_ids(db, [v.hit.record.id for v in verdicts])
-    settings = {"threshold": cfg.get_float("prompt_min_relevance"),
-                "max_records": min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
+        semantic = judgement.semantic_check_state(db, knobs)
+        shorts = rec.short_ids(db, [v.hit.record.id for v in decision.verdicts])
+    verdicts, injected = decision.verdicts, decision.text
+    settings = {"threshold": knobs.min_relevance, "max_records": knobs.max_records,
                 "semantic_check": semantic}
     if json_out:
         print_json({"project": target.id, "prompt": prompt, "skipped": why or None, **settings,
@@ -102,7 +94,8 @@ def preview(
                                     "type": v.hit.record.type, "title": v.hit.record.title,
                                     "relevance": v.hit.relevance, "cosine": v.cosine,
                                     "matched": list(v.hit.matched), "replaces": v.hit.via,
-                                    "outcome": v.outcome, "why": hook.OUTCOMES[v.outcome]}
+                                    "outcome": v.outcome,
+                                    "why": judgement.OUTCOMES[v.outcome]}
                                    for v in verdicts],
                     "injected_text": injected,
                     "tokens": estimate_tokens(injected) if injected else 0})
@@ -116,7 +109,7 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
                   shorts: dict[str, str], injected: str, show_text: bool) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    from agentctx.hooks.prompt import INJECT, OUTCOMES
+    from agentctx.judgement import INJECT, OUTCOMES
 
     lines = [f"{project_name}: threshold {settings['threshold']:.2f}, at most "
              f"{settings['max_records']} records, semantic check {settings['semantic_check']}"]
@@ -138,97 +131,26 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
     return "\n".join(lines)
 
 
-def _semantic_state(cfg: config.Config, db: Store) -> str:
-    """The per-prompt semantic check as the hook would find it: off, not ready or on."""
-    from agentctx.store import querymodel
-
-    if not cfg.get_bool("prompt_semantic_check"):
-        return "off"
-    side = querymodel.open_registered(db)
-    if side is None:
-        return "not ready (run 'agentctx consolidate')"
-    side.close()
-    return "on"
-
-
 def finish_session(
     session_id: str = typer.Option(..., "--session-id", help="Claude Code session id."),
     project: str = typer.Option(..., "--project", help="Project id of the session."),
     transcript: str | None = typer.Option(None, "--transcript", help="Session transcript path."),
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
-    from agentctx import background
+    from agentctx import finish
+    from agentctx.hooks.context import log_problem
 
-    cfg = _config()
-    with background.exclusive(f"finish-{session_id}") as acquired:
-        if not acquired:
-            _say(session_id, "already running, nothing to do")
-            return
-        if transcript and cfg.get_bool("llm"):
-            _step(["extract", "--session-id", session_id, "--transcript", transcript],
-                  cfg.get_int("llm_time_limit_s") + STEP_GRACE_SECONDS, session_id)
-        _step(["consolidate", "--project", project],
-              cfg.get_int("consolidate_time_limit_s") + STEP_GRACE_SECONDS, session_id)
+    def problem(message: str) -> None:
+        log_problem(finish.LOG_EVENT, session_id, message)
 
-
-def _config() -> config.Config:
     try:
-        return config.Config.load()
+        cfg = config.Config.load()
     except config.ConfigError as exc:
-        _problem("", f"config problem, using defaults: {exc}")
-        return config.Config({}, environ={})
-
-
-def _step(args: list[str], timeout: int, session_id: str) -> bool:
-    """Run ``agentctx <args>`` to completion (or its time limit); returns whether it succeeded.
-
-    The step's output is copied to this process's output (the finish-session log).
-    """
-    from agentctx import background
-
-    name = f"agentctx {args[0]}"
-    started = time.monotonic()
-    _say(session_id, f"{name} started")
-    try:
-        result = subprocess.run(background.python_command(args),
-                                env=background.child_environment(),
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, errors="replace",
-                                timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        _problem(session_id, f"{name} did not finish within {timeout} s and was stopped")
-        return False
-    except OSError as exc:
-        _problem(session_id, f"cannot run {name}: {exc}")
-        return False
-    if result.stdout:
-        from agentctx.redact import redact
-
-        typer.echo(redact(result.stdout.rstrip("\n")))
-    elapsed = time.monotonic() - started
-    if result.returncode != 0:
-        if f"No such command '{args[0]}'" in (result.stdout or ""):
-            _problem(session_id, f"{name} is not available in this installation; skipped")
-        else:
-            _problem(session_id, f"{name} exited with {result.returncode} after {elapsed:.1f} s "
-                                 "(see finish-session.log)")
-        return False
-    _say(session_id, f"{name} done in {elapsed:.1f} s")
-    return True
-
-
-def _say(session_id: str, message: str) -> None:
-    from agentctx.redact import redact
-
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    typer.echo(f"{stamp} finish-session {session_id or '-'}: {redact(message)}")
-
-
-def _problem(session_id: str, message: str) -> None:
-    from agentctx.hooks.common import log_problem
-
-    log_problem("finish-session", session_id, message)
-    _say(session_id, message)
+        message = f"config problem, using defaults: {exc}"
+        log_problem(finish.LOG_EVENT, "", message)
+        typer.echo(message)
+        cfg = config.Config({}, environ={})
+    finish.finish_session(session_id, project, transcript, cfg, say=typer.echo, problem=problem)
 
 
 def register(app: typer.Typer) -> None:

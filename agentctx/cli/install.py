@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
 import sys
@@ -104,14 +103,11 @@ def init(
 
 
 def _download_model() -> None:
-    try:
-        embed = importlib.import_module("agentctx.consolidate.embed")
-    except ImportError:
-        typer.echo("note: this version has no embedding support yet; nothing to download")
-        return
+    from agentctx import embedder
+
     typer.echo("downloading the embedding model (one time) …")
     try:
-        folder = embed.download_model(config.Config.load())
+        folder = embedder.download_model(config.Config.load())
     except Exception as exc:  # network, disk, hub: one line, and the install itself stands
         fail(f"the model download failed: {exc}; the installation itself is complete — run "
              "'agentctx init --download-model' again, or 'agentctx config set embed_model "

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import typer
 
+from agentctx import config
 from agentctx.cli import render
 from agentctx.cli.common import (
     JsonOption,
@@ -21,7 +22,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
-from agentctx.store import graph
+from agentctx.store import chains, details, graph
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.models import RECORD_TYPES, Draft
@@ -129,7 +130,8 @@ def search(
     with open_store() as db:
         project_id = None if all_projects else current_project(db, project).id
         request = srch.Query(text=query, project_id=project_id, types=tuple(types), file=file,
-                             include_superseded=superseded, as_of=as_of, limit=limit)
+                             include_superseded=superseded, as_of=as_of, limit=limit,
+                             backend=config.Config.load().get_str("search"))
         if keyword:
             hits, mode = srch.search(db, request), "keyword (--keyword)"
         else:
@@ -153,15 +155,11 @@ def show(record_id: str = typer.Argument(..., help="Record id or unambiguous pre
          json_out: bool = JsonOption) -> None:
     """Show one record in full: body, validity, provenance, chain links, entities, edits."""
     with open_store() as db:
-        record = rec.get(db, record_id)
-        if json_out:
-            data = render.record_dict(record)
-            data["entities"] = [{"kind": n.kind, "name": n.name, "rel": rel}
-                                for n, rel in graph.entities_of(db, record.id)]
-            data["edits"] = [dict(row) for row in rec.edits_of(db, record.id)]
-            print_json(data)
-        else:
-            typer.echo(render.detail(db, record))
+        item = details.detail(db, record_id)
+    if json_out:
+        print_json(render.detail_dict(item))
+    else:
+        typer.echo(render.detail(item))
 
 
 def edit(
@@ -256,18 +254,16 @@ def history(record_id: str = typer.Argument(..., help="Any record of the chain."
             json_out: bool = JsonOption) -> None:
     """The whole supersession chain through a record, oldest first, with rationales."""
     with open_store() as db:
-        chain = rec.history(db, record_id)
-        shorts = rec.short_ids(db, [r.id for r in chain])
-        if json_out:
-            print_json([{**render.record_dict(r, shorts[r.id]),
-                         "rationale": rec.supersession_note(db, r.superseded_by, r.id)
-                         if r.superseded_by else None} for r in chain])
-            return
-        for r in chain:
-            typer.echo(render.line(r, shorts[r.id]))
-            if r.superseded_by:
-                note = rec.supersession_note(db, r.superseded_by, r.id)
-                typer.echo(f"{'':12}   ↓ {note or 'superseded'}")
+        chain = chains.chain_of(db, record_id)
+        shorts = rec.short_ids(db, [v.record.id for v in chain.versions])
+    if json_out:
+        print_json([{**render.record_dict(v.record, shorts[v.record.id]),
+                     "rationale": v.rationale} for v in chain.versions])
+        return
+    for version in chain.versions:
+        typer.echo(render.line(version.record, shorts[version.record.id]))
+        if version.record.superseded_by:
+            typer.echo(f"{'':12}   ↓ {version.rationale or 'superseded'}")
 
 
 def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentctx.store import graph
-from agentctx.store import records as rec
-from agentctx.store.db import Store
+from agentctx.store.details import RecordDetail
 from agentctx.store.models import Record
 
 
@@ -33,8 +31,9 @@ def line(record: Record, short: str, extra: str = "") -> str:
             f"{record.confidence:<10}{scope} {record.title}{marks}{extra}")
 
 
-def detail(db: Store, record: Record) -> str:
+def detail(item: RecordDetail) -> str:
     """The full text view of one record: fields, body, chain, entities and audit trail."""
+    record = item.record
     out = [
         f"{record.id}  {record.type}{' (global)' if record.scope == 'global' else ''}",
         f"title:       {record.title}",
@@ -51,27 +50,41 @@ def detail(db: Store, record: Record) -> str:
     ]
     if record.key:
         out.append(f"key:         {record.key}")
-    if record.superseded_at:
-        note = rec.supersession_note(db, record.superseded_by or "", record.id)
-        out.append(f"superseded:  {record.superseded_at} by {record.superseded_by}"
-                   + (f" — {note}" if note else ""))
-    predecessors = [e for e in graph.edges_of(db, record.id)
-                    if e.rel_type == "supersedes" and e.from_id == record.id]
-    for edge in predecessors:
-        out.append(f"supersedes:  {edge.to_id}" + (f" — {edge.note}" if edge.note else ""))
-    entities = graph.entities_of(db, record.id)
-    if entities:
-        out.append("entities:    " + ", ".join(f"{n.kind}:{n.name} ({rel})" for n, rel in entities))
+    if item.superseded_by is not None:
+        link = item.superseded_by
+        out.append(f"superseded:  {record.superseded_at} by {link.id}"
+                   + (f" — {link.rationale}" if link.rationale else ""))
+    elif record.superseded_at:
+        out.append(f"retired:     {record.superseded_at}"
+                   + (f" — {item.retired_because}" if item.retired_because else ""))
+    for link in item.supersedes:
+        out.append(f"supersedes:  {link.id}" + (f" — {link.rationale}" if link.rationale else ""))
+    if item.entities:
+        out.append("entities:    " + ", ".join(f"{e.node.kind}:{e.node.name} ({e.rel})"
+                                               for e in item.entities))
     out.append("")
     out.append(record.body or "(no body)")
-    edits = rec.edits_of(db, record.id)
-    if edits:
+    if item.edits:
         out.append("")
         out.append("edits:")
-        for row in edits:
-            out.append(f"  {row['changed_at']} {row['actor']}: {row['field']} "
-                       f"{_clip(row['old_value'])} → {_clip(row['new_value'])}")
+        for e in item.edits:
+            out.append(f"  {e.changed_at} {e.actor}: {e.field} "
+                       f"{_clip(e.old_value)} → {_clip(e.new_value)}")
     return "\n".join(out)
+
+
+def detail_dict(item: RecordDetail) -> dict[str, Any]:
+    """A JSON-ready view of one record in full (``agentctx show --json``)."""
+    data = record_dict(item.record)
+    data["supersedes"] = [link._asdict() for link in item.supersedes]
+    data["superseded_by_link"] = (item.superseded_by._asdict()
+                                  if item.superseded_by is not None else None)
+    data["retired_because"] = item.retired_because
+    data["files"] = list(item.files)
+    data["entities"] = [{"kind": e.node.kind, "name": e.node.name, "rel": e.rel}
+                        for e in item.entities]
+    data["edits"] = [e._asdict() for e in item.edits]
+    return data
 
 
 def _clip(value: object, width: int = 60) -> str:

@@ -1,6 +1,6 @@
 """The merge judge: one low-temperature model call per near-duplicate pair.
 
-Built on the one Anthropic client factory (:mod:`agentctx.extract.client`). The judge exists only
+Built on the one Anthropic client factory (:mod:`agentctx.llm.client`). The judge exists only
 when the ``llm`` knob is on and an API key is set; otherwise near-duplicates simply stay merge
 candidates for a person to decide. Every call, answered or not, goes to the cost ledger (purpose
 ``merge``), and the judge stops asking once a run has spent ``llm_cost_cap_usd``.
@@ -57,18 +57,15 @@ def llm_judge(db: Store, cfg: config.Config | None = None, *,
     cfg = cfg or config.Config.load()
     if not cfg.get_bool("llm"):
         return None
-    try:
-        from agentctx.extract.client import (
-            Deadline,
-            LLMError,
-            api_key_from_env,
-            make_client,
-            record,
-            structured_call,
-        )
-    except ImportError as exc:  # pragma: no cover - the extract package ships with agentctx
-        log.warning("agentctx: merges need the extraction client (%s)", exc)
-        return None
+    from agentctx.llm.client import (
+        Deadline,
+        LLMError,
+        api_key_from_env,
+        make_client,
+        record,
+        structured_call,
+    )
+
     if client is None:
         if api_key_from_env() is None:
             return None

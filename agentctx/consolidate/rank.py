@@ -18,15 +18,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentctx.consolidate.embed import query_text
+from agentctx.embedder import query_text
 from agentctx.store import search as store_search
 from agentctx.store import sessions, vectors
 from agentctx.store.db import Store
 from agentctx.store.models import Record
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.consolidate.embed import EmbeddingModel
     from agentctx.digest import Rank
+    from agentctx.embedder import EmbeddingModel
 
 RRF_K = 60
 PROMPT_HITS = 50

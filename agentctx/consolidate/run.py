@@ -11,7 +11,7 @@ Steps, in order (each checks the time box before it starts and between batches):
 
 1. **embed** — every pending record, batch by batch (one model load).
    **query-model** — write (or confirm) the model's query side file, which lets the per-prompt
-   hook embed a prompt without numpy (:mod:`agentctx.consolidate.querymodel`).
+   hook embed a prompt without numpy (:mod:`agentctx.consolidate.query_side_file`).
 2. **duplicates** — near-duplicate scan per project and type; confirmed pairs are merged when a
    judge is available, otherwise they stay merge candidates.
 3. **scores** — decay scores and ``low_score_since`` of every current record.
@@ -42,7 +42,7 @@ from agentctx.store.models import GLOBAL_PROJECT
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.consolidate.duplicates import Judge
-    from agentctx.consolidate.embed import EmbeddingModel
+    from agentctx.embedder import EmbeddingModel
 
 log = logging.getLogger("agentctx.consolidate")
 
@@ -145,7 +145,7 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
     if embeddings and cfg.get_bool("embeddings"):
         if model is None:
-            from agentctx.consolidate.embed import load_model
+            from agentctx.embedder import load_model
 
             model = load_model(cfg)
         report.embeddings = "on" if model else "the embedding model is unavailable (see the log)"
@@ -178,7 +178,7 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
 def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
            clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.embed import EMBED_TEXT_FORMAT, embedding_text
+    from agentctx.embedder import EMBED_TEXT_FORMAT, embedding_text
 
     with db.write():
         requeued = vectors.requeue_other_format(db, EMBED_TEXT_FORMAT)
@@ -201,7 +201,7 @@ def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_
 
 
 def _query_model(db: Store, model: EmbeddingModel, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.querymodel import ensure
+    from agentctx.consolidate.query_side_file import ensure
 
     report.query_model = ensure(db, model)
     progress(f"query side file: {report.query_model}")
@@ -217,7 +217,7 @@ def _index(db: Store, model: EmbeddingModel, progress: Progress) -> bool:
 def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
     if scope is not None:
         return list(scope)
-    return [project.id for project, _count, _last in proj.list_all(db)] + [GLOBAL_PROJECT]
+    return [item.project.id for item in proj.list_all(db)] + [GLOBAL_PROJECT]
 
 
 def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,

@@ -44,7 +44,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
 from agentctx.budget import truncate
-from agentctx.extract.prompt import ActiveWork, Extraction
+from agentctx.extract.request import ActiveWork, Extraction
 from agentctx.redact import redact
 from agentctx.store import graph, records
 from agentctx.store.db import Store

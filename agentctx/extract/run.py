@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from agentctx import background, budget, config
 from agentctx.extract import tiers
 from agentctx.extract.apply import Action, Applied, Embedder, Target, apply, plan
-from agentctx.extract.client import Attempt, Deadline, LLMError, api_key_from_env
-from agentctx.extract.prompt import (
+from agentctx.extract.request import (
     LIST_MAX,
     Extraction,
     Listed,
@@ -48,6 +47,7 @@ from agentctx.extract.prompt import (
     transcript_message,
 )
 from agentctx.extract.transcript import Transcript, TranscriptError, read_transcript
+from agentctx.llm.client import Attempt, Deadline, LLMError, api_key_from_env
 from agentctx.redact import redact
 from agentctx.store import Store, records, sessions
 from agentctx.store import projects as proj
@@ -415,17 +415,15 @@ def _embedder(cfg: config.Config) -> Embedder | None:
     """The embedding model when consolidation provides one and it loads; else ``None``."""
     if not cfg.get_bool("embeddings"):
         return None
-    try:
-        from agentctx.consolidate import embed
-    except ImportError:
-        return None
+    from agentctx import embedder
+
     # Never download here, and keep the model's "unavailable" warning out of extract.log's
     # one-line-per-run record: without a model, preferences are matched by text.
     quiet = logging.getLogger("agentctx.embed")
     level = quiet.level
     quiet.setLevel(logging.ERROR)
     try:
-        model: Embedder | None = embed.load_model(cfg, allow_download=False)
+        model: Embedder | None = embedder.load_model(cfg, allow_download=False)
     except Exception:  # a missing or broken model only means: match preferences by text
         return None
     finally:
@@ -482,7 +480,7 @@ class _Calls:
 
     def client(self) -> anthropic.Anthropic:
         if self._client is None:
-            from agentctx.extract.client import make_client
+            from agentctx.llm.client import make_client
 
             self._client = make_client(self.http_client)
         return self._client
@@ -524,7 +522,7 @@ class _Calls:
         return value
 
     def _call(self, user: str) -> tuple[Extraction, list[Attempt]]:
-        from agentctx.extract.client import structured_call
+        from agentctx.llm.client import structured_call
 
         result = structured_call(self.client(), output_type=Extraction, model=self.model,
                                  system=self.system, user=user, max_tokens=MAX_OUTPUT_TOKENS,
@@ -536,7 +534,7 @@ class _Calls:
         if self.dry_run:
             self.usd += sum(a.usd for a in attempts)
             return
-        from agentctx.extract.client import record
+        from agentctx.llm.client import record
 
         self.usd += record(self.db, attempts, purpose=purpose,
                            session_id=self.target.session_id, project_id=self.target.project_id)
@@ -552,7 +550,7 @@ class _Calls:
 
 
 def _price(model: str) -> Any:
-    from agentctx.extract.pricing import load
+    from agentctx.llm.pricing import load
 
     return load().price(model)[0]
 
@@ -560,7 +558,7 @@ def _price(model: str) -> Any:
 def estimate_usd(tier: tiers.TierPlan, model: str, variable_tokens: int,
                  context_tokens: int = 0, *, cache_warm: bool = False) -> float:
     """Expected USD of a plan's calls (the first call writes the prompt cache unless warm)."""
-    from agentctx.extract.pricing import CallUsage, load
+    from agentctx.llm.pricing import CallUsage, load
 
     table = load()
     prefix = budget.estimate_tokens(system_prefix())

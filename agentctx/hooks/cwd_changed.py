@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.store import projects
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import re
 
-from agentctx.hooks.common import HookContext, log_problem
+from agentctx.hooks.context import HookContext, log_problem
 from agentctx.store import graph, records, sessions
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord

@@ -16,7 +16,7 @@ import os
 from agentctx.budget import truncate
 from agentctx.config import BODY_MAX_CHARS
 from agentctx.digest import handover_key
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.redact import redact
 from agentctx.store import graph, records, sessions
 from agentctx.store.models import Draft

@@ -7,7 +7,7 @@ together, so this hook only writes one row and spawns.
 
 from __future__ import annotations
 
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.store import sessions
 
 

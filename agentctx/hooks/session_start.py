@@ -14,7 +14,7 @@ import sqlite3
 from datetime import UTC, datetime, timedelta
 
 from agentctx import digest
-from agentctx.hooks.common import HookContext, describe, log_problem
+from agentctx.hooks.context import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions
 from agentctx.store.errors import StoreLocked
 from agentctx.store.ids import to_iso

@@ -10,7 +10,7 @@ starts when the ``llm`` knob is off.
 
 from __future__ import annotations
 
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.store import sessions
 
 

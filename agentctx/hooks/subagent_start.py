@@ -9,7 +9,7 @@ agent type as its source.
 from __future__ import annotations
 
 from agentctx import digest
-from agentctx.hooks.common import HookContext
+from agentctx.hooks.context import HookContext
 from agentctx.store import sessions
 
 EVENT = "SubagentStart"

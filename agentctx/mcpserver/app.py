@@ -74,6 +74,7 @@ class ServerState:
             cfg, busy = Config({}), 3000
         self.db_path = db_path or config.db_path()
         self.busy_timeout_ms = busy
+        self.search_backend = cfg.get_str("search")  # read once: the knobs apply at start
         self.semantic = Semantic(self.db_path, model_loader or default_model_loader(cfg),
                                  busy_timeout_ms=busy)
         self._db: Store | None = None
@@ -117,7 +118,7 @@ def create_server(state: ServerState | None = None) -> MCPServer:
             db = own.store()
             where = await _where(ctx, db)
             query_ = service.build_query(where, query, type_=type, file=file, scope=scope,
-                                         as_of=as_of, limit=limit)
+                                         as_of=as_of, limit=limit, backend=own.search_backend)
             vector = await own.semantic.vector_side(db, query_)
             return service.search(db, where, query_, vector)
 

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 import anyio
 
 from agentctx.config import Config
-from agentctx.consolidate.embed import query_text
+from agentctx.embedder import query_text
 from agentctx.store.db import Store
 from agentctx.store.hybrid import (
     MIN_COSINE,
@@ -40,7 +40,7 @@ log = logging.getLogger("agentctx.mcp")
 
 
 class EmbeddingModel(Protocol):
-    """What the server needs of an embedding model (``agentctx.consolidate.embed``'s contract)."""
+    """What the server needs of an embedding model (``agentctx.embedder``'s contract)."""
 
     @property
     def name(self) -> str:
@@ -61,10 +61,8 @@ def default_model_loader(cfg: Config | None = None) -> ModelLoader:
     """A loader of the configured model; ``None`` when embeddings are off or it is not on disk."""
 
     def load() -> EmbeddingModel | None:
-        try:
-            from agentctx.consolidate.embed import load_model
-        except ImportError:
-            return None
+        from agentctx.embedder import load_model
+
         # Never from the network here: a search must not wait on a download (consolidation and
         # ``agentctx init --download-model`` fetch the model; the next server start uses it).
         model: EmbeddingModel | None = load_model(cfg, allow_download=False)

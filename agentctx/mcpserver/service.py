@@ -16,9 +16,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from agentctx import budget
 from agentctx.redact import redact
-from agentctx.store import graph
+from agentctx.store import details, graph, profiles
 from agentctx.store import records as rec
 from agentctx.store.db import Store
+from agentctx.store.details import ChainLink, RecordDetail
 from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.hybrid import VectorSide, hybrid_search
 from agentctx.store.ids import normalize_time
@@ -53,8 +54,9 @@ class Where(NamedTuple):
 
 def build_query(where: Where, text: str, *, type_: str | None = None, file: str | None = None,
                 scope: str | None = None, as_of: str | None = None,
-                limit: int = 10) -> Query:
-    """Validate ``ctx_search`` arguments and turn them into a store :class:`Query`."""
+                limit: int = 10, backend: str = "fts") -> Query:
+    """Validate ``ctx_search`` arguments and turn them into a store :class:`Query`
+    (``backend``: the ``search`` knob)."""
     text = text.strip()
     if not text:
         raise ToolError("query must not be empty: give a few words to search for")
@@ -72,7 +74,7 @@ def build_query(where: Where, text: str, *, type_: str | None = None, file: str 
             raise ToolError(f"as_of: {exc}") from None
     return Query(text=text, project_id=where.project.id, types=(type_,) if type_ else (),
                  scope=scope, file=_entity_name(file, where.root) if file else None,
-                 as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)))
+                 as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)), backend=backend)
 
 
 def search(db: Store, where: Where, query: Query, vector: VectorSide | None = None) -> str:
@@ -116,27 +118,31 @@ def get(db: Store, where: Where, ids: Sequence[str]) -> str:
         raise ToolError("give at least one record id (or an unambiguous prefix of one)")
     if len(refs) > GET_MAX_IDS:
         raise ToolError(f"{len(refs)} ids given; ask for at most {GET_MAX_IDS} at a time")
-    found, problems = rec.get_many(db, refs)
-    unique = list({r.id: r for r in found}.values())
-    blocks = [detail(db, where, record) for record in unique]
+    found, problems = details.details(db, refs)
+    blocks = [detail(where, item) for item in found]
     # Room for the notes below: at most 20 full ids and 20 problems of up to 160 characters.
     footer_room = 4000
     packed = budget.pack(blocks, max_tokens=RESULT_MAX_TOKENS - footer_room * 2 // 7,
                          max_chars=RESULT_MAX_CHARS - footer_room, separator="\n\n")
-    _touch(db, [r.id for r in unique[:packed.kept]])
+    _touch(db, [item.record.id for item in found[:packed.kept]])
     notes = []
-    if packed.kept < len(unique):
-        rest = ", ".join(r.id for r in unique[packed.kept:])
+    if packed.kept < len(found):
+        rest = ", ".join(item.record.id for item in found[packed.kept:])
         notes.append(f"Not shown (result size cap), ask again for: {rest}")
     if problems:
         notes.append("Unknown or ambiguous: " + "; ".join(_clip(redact(p), 160) for p in problems))
     return "\n\n".join(part for part in (packed.text, *notes) if part)
 
 
-def detail(db: Store, where: Where, record: Record) -> str:
+def detail(where: Where, item: RecordDetail) -> str:
     """The full view of one record for the model."""
-    state = "current" if record.current else (
-        f"SUPERSEDED on {(record.superseded_at or '')[:10]} by {record.superseded_by}")
+    record = item.record
+    if record.current:
+        state = "current"
+    elif item.superseded_by is not None:
+        state = f"SUPERSEDED on {(record.superseded_at or '')[:10]} by {item.superseded_by.id}"
+    else:
+        state = f"RETIRED on {(record.superseded_at or '')[:10]}"
     if record.archived:
         state += " (archived)"
     head = f"## {record.id} · {record.type} · {record.confidence} · {state}"
@@ -153,19 +159,19 @@ def detail(db: Store, where: Where, record: Record) -> str:
         provenance += f", session {record.session_id}"
     provenance += f"; valid from {record.valid_from}; recorded {record.recorded_at}"
     lines.append(provenance)
-    for edge in graph.edges_of(db, record.id):
-        if edge.rel_type == "supersedes" and edge.from_id == record.id:
-            lines.append(f"Supersedes: {edge.to_id} {_title_of(db, edge.to_id)}"
-                         + (f" (why: {edge.note})" if edge.note else ""))
-    if record.superseded_by:
-        note = rec.supersession_note(db, record.superseded_by, record.id)
-        lines.append(f"Superseded by: {record.superseded_by} {_title_of(db, record.superseded_by)}"
-                     + (f" (why: {note})" if note else ""))
-    links = graph.entities_of(db, record.id)
-    if links:
-        lines.append("Linked to: " + ", ".join(f"{node.kind} {node.name}"
-                                               + ("" if rel == "applies_to" else f" ({rel})")
-                                               for node, rel in links[:30]))
+    for link in item.supersedes:
+        lines.append(f"Supersedes: {link.id} {_title_of(link)}"
+                     + (f" (why: {link.rationale})" if link.rationale else ""))
+    if item.superseded_by is not None:
+        link = item.superseded_by
+        lines.append(f"Superseded by: {link.id} {_title_of(link)}"
+                     + (f" (why: {link.rationale})" if link.rationale else ""))
+    elif item.retired_because:
+        lines.append(f"Retired because: {item.retired_because}")
+    if item.entities:
+        lines.append("Linked to: " + ", ".join(f"{e.node.kind} {e.node.name}"
+                                               + ("" if e.rel == "applies_to" else f" ({e.rel})")
+                                               for e in item.entities[:30]))
     lines.append("")
     lines.append(record.body or "(no body)")
     return "\n".join(lines)
@@ -295,11 +301,8 @@ def _clip(text: str, width: int) -> str:
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
-def _title_of(db: Store, record_id: str) -> str:
-    try:
-        return f'"{_clip(rec.get(db, record_id).title, 80)}"'
-    except StoreError:
-        return "(forgotten)"
+def _title_of(link: ChainLink) -> str:
+    return "(forgotten)" if link.title is None else f'"{_clip(link.title, 80)}"'
 
 
 def _check_writable(where: Where) -> None:
@@ -343,19 +346,13 @@ def _link_files(db: Store, project_id: str, record: Record, names: Sequence[str]
 
 
 def _profile_records(db: Store, project_id: str) -> list[Record]:
-    try:
-        from agentctx import project_profile
-    except ImportError:
-        return rec.list_records(db, project_id=project_id, types=("profile",))
-    return project_profile.current(db, project_id)
+    return profiles.project_profile(db, project_id)
 
 
 def _refresh_profile(db: Store, project: Project) -> list[Record]:
     """Detect the profile now (first use in a project), then read it back in its stable order."""
-    try:
-        from agentctx import project_profile
-    except ImportError:
-        return []
+    from agentctx import project_profile
+
     if project.paused:
         return []
     try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
+from agentctx.lean import NamedTuple
 from agentctx.store.errors import StoreError, StoreLocked, StoreTooNew
 
 # Start-up cost matters here (hooks): typing, pathlib and contextlib are not imported at run time.
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     Params = Sequence[Any] | dict[str, Any]
 
 # Bump together with a new migration in agentctx.store.schema (a test checks they agree).
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 DEFAULT_BUSY_TIMEOUT_MS = 3000
 
 
@@ -125,6 +126,20 @@ class Store:
         """The store-wide counter bumped by every meaningful record write."""
         return int(self.scalar("SELECT value FROM meta WHERE key = 'changes'") or 0)
 
+    def data_version(self) -> int:
+        """A number that changes whenever another connection commits to the store (SQLite's
+        ``PRAGMA data_version``): a live view polls it, and reads only when it moved."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def backup_to(self, path: Path | str) -> None:
+        """Copy the whole store, consistently, into the file ``path`` (SQLite's online backup:
+        other connections keep reading and writing meanwhile)."""
+        target = sqlite3.connect(os.fspath(path))
+        try:
+            self.conn.backup(target)
+        finally:
+            target.close()
+
     def has_fts(self) -> bool:
         """Whether the FTS5 index exists and this SQLite can use it."""
         try:
@@ -141,6 +156,33 @@ class Store:
         """Set a value in the ``meta`` table."""
         self.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
                      "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+class SqliteFeatures(NamedTuple):
+    """What this interpreter's SQLite offers agentctx."""
+
+    version: str
+    fts5: bool  # full-text search (else search falls back to a LIKE scan)
+    json1: bool  # JSON functions (required: session meta is merged with json_set)
+
+
+def sqlite_features() -> SqliteFeatures:
+    """Probe this interpreter's SQLite in a throwaway in-memory database (``agentctx doctor``)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        try:
+            conn.execute("CREATE VIRTUAL TABLE t USING fts5(a)")
+            fts5 = True
+        except sqlite3.OperationalError:
+            fts5 = False
+        try:
+            conn.execute("SELECT json_set('{}', '$.a', 1)")
+            json1 = True
+        except sqlite3.OperationalError:
+            json1 = False
+    finally:
+        conn.close()
+    return SqliteFeatures(sqlite3.sqlite_version, fts5, json1)
 
 
 class _Transaction:

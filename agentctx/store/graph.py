@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from agentctx.redact import redact
+from agentctx.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
@@ -20,6 +20,20 @@ from agentctx.store.models import Edge, Node, Record
 NODE_KINDS = ("file", "module", "symbol", "package", "branch")
 # Longest entity name (Linux's PATH_MAX): no real file name is longer.
 NAME_MAX_CHARS = 4096
+
+
+class EntityLink(NamedTuple):
+    """A code entity a record is linked to, and how (``applies_to``, ``touches``, ``tests``)."""
+
+    node: Node
+    rel: str
+
+
+class Related(NamedTuple):
+    """A record linked to a file, and the entity name that linked it (the file or a folder)."""
+
+    record: Record
+    via: str
 
 
 def relative_name(path: str, root: str | None) -> str:
@@ -44,6 +58,8 @@ def entity_name(path: str, root: str | None = None) -> str:
     if len(path) > NAME_MAX_CHARS:
         raise InvalidRecord(f"file name is {len(path)} characters; the limit is "
                             f"{NAME_MAX_CHARS}")
+    from agentctx.redact import redact
+
     name = redact(relative_name(path, root))
     if not name:
         raise InvalidRecord("file name must not be empty")
@@ -88,12 +104,12 @@ def edges_of(db: Store, node_or_record_id: str) -> list[Edge]:
     return [Edge(*row) for row in rows]
 
 
-def entities_of(db: Store, record_id: str) -> list[tuple[Node, str]]:
-    """The entities a record is linked to, with the link's relation."""
+def entities_of(db: Store, record_id: str) -> list[EntityLink]:
+    """The entities a record is linked to, with the link's relation (by kind, then name)."""
     rows = db.rows("SELECT n.id, n.project_id, n.kind, n.name, re.rel FROM record_entities re "
                    "JOIN nodes n ON n.id = re.entity_id WHERE re.record_id = ? "
                    "ORDER BY n.kind, n.name", (record_id,))
-    return [(Node(*row[:4]), row[4]) for row in rows]
+    return [EntityLink(Node(*row[:4]), row[4]) for row in rows]
 
 
 def parent_modules(name: str) -> list[str]:
@@ -104,15 +120,15 @@ def parent_modules(name: str) -> list[str]:
 
 def related_records(db: Store, project_id: str, file: str, *, root: str | None = None,
                     include_superseded: bool = False, limit: int = 50,
-                    ) -> list[tuple[Record, str]]:
+                    ) -> list[Related]:
     """Records linked to ``file``, then to its folders/modules, with how each is linked.
 
-    Returns ``(record, via)`` pairs where ``via`` is the entity name that linked it; a name over
+    Each :class:`Related` names in ``via`` the entity that linked the record; a name over
     :data:`NAME_MAX_CHARS` raises :class:`InvalidRecord`.
     """
     name = entity_name(file, root)
     candidates = [name, *parent_modules(name)]
-    found: dict[str, tuple[Record, str]] = {}
+    found: dict[str, Related] = {}
     for entity in candidates:
         rows = db.rows(
             f"SELECT {', '.join('r.' + c.strip() for c in rec.COLUMNS.split(','))} "
@@ -131,7 +147,7 @@ def related_records(db: Store, project_id: str, file: str, *, root: str | None =
                                        include_superseded=include_superseded, limit=limit)
         for row in rows:
             record = rec.from_row(row)
-            found.setdefault(record.id, (record, entity))
+            found.setdefault(record.id, Related(record, entity))
         if len(found) >= limit:
             break
     return list(found.values())[:limit]

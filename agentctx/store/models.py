@@ -18,6 +18,8 @@ SOURCES: tuple[str, ...] = (
 )
 GLOBAL_PROJECT = "global"
 TITLE_MAX_CHARS = 300
+# One of the laws (agentctx.config lists them all): no record body is longer than this.
+BODY_MAX_CHARS = 8000
 
 
 class Record(NamedTuple):
@@ -111,6 +113,14 @@ class Node(NamedTuple):
     name: str
 
 
+class ReceiptItem(NamedTuple):
+    """One record of an injection and why it was chosen."""
+
+    record_id: str
+    score: float | None  # its relevance, for a per-prompt injection
+    matched: tuple[str, ...]  # the prompt words it matched
+
+
 class Receipt(NamedTuple):
     """One injection: what was put into Claude's context, why, and what it cost."""
 
@@ -120,10 +130,19 @@ class Receipt(NamedTuple):
     event: str
     source: str | None
     record_ids: tuple[str, ...]
-    scores: tuple[float, ...]
+    scores: tuple[float, ...]  # per record: its relevance to the prompt (per-prompt injections)
     tokens: int
     chars: int
     created_at: str
+    prompt: str | None = None  # the prompt's first characters, redacted (per-prompt injections)
+    matched: tuple[tuple[str, ...], ...] = ()  # per record: the prompt words it matched
+
+    @property
+    def items(self) -> tuple[ReceiptItem, ...]:
+        """Each injected record with its score and matched words (missing ones: ``None``/())."""
+        return tuple(ReceiptItem(rid, self.scores[i] if i < len(self.scores) else None,
+                                 self.matched[i] if i < len(self.matched) else ())
+                     for i, rid in enumerate(self.record_ids))
 
 
 class Session(NamedTuple):

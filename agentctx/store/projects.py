@@ -66,13 +66,55 @@ def get(db: Store, ref: str) -> Project:
     return Project(row[0], row[1], row[2], row[3], bool(row[4]))
 
 
-def list_all(db: Store) -> list[tuple[Project, int, str | None]]:
-    """Every project with its number of current records and its last activity."""
-    rows = db.rows(
-        "SELECT p.id, p.name, p.root, p.remote, p.paused, "
-        "(SELECT count(*) FROM records r WHERE r.project_id = p.id AND r.superseded_at IS NULL), "
-        "p.last_seen FROM projects p ORDER BY p.last_seen DESC")
-    return [(Project(r[0], r[1], r[2], r[3], bool(r[4])), int(r[5]), r[6]) for r in rows]
+class ProjectSummary(NamedTuple):
+    """A project with what it holds and what it has cost, for listings."""
+
+    project: Project
+    records: int  # current records
+    by_type: dict[str, int]  # current records per type (types with none left out)
+    last_seen: str | None  # when a hook or command last resolved one of its folders
+    last_session: str | None  # when its latest session started
+    sessions: int
+    tokens_injected: int
+
+
+def list_all(db: Store, *, limit: int | None = None, offset: int = 0) -> list[ProjectSummary]:
+    """Every project (a page of them) with its current records by type, last activity, sessions
+    and tokens injected, most recently seen first; :func:`count` counts them."""
+    sql = ("SELECT id, name, root, remote, paused, last_seen FROM projects "
+           "ORDER BY last_seen DESC, id")
+    params: list[object] = []
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params.extend([limit, max(0, offset)])
+    elif offset:
+        sql += " LIMIT -1 OFFSET ?"
+        params.append(offset)
+    rows = db.rows(sql, params)
+    if not rows:
+        return []
+    ids = [row[0] for row in rows]
+    marks = ",".join("?" * len(ids))
+    by_type: dict[str, dict[str, int]] = {pid: {} for pid in ids}
+    for pid, type_, number in db.rows(
+            f"SELECT project_id, type, count(*) FROM records WHERE project_id IN ({marks}) "
+            "AND superseded_at IS NULL GROUP BY project_id, type", ids):
+        by_type[pid][type_] = int(number)
+    activity = {row[0]: (row[1], int(row[2])) for row in db.rows(
+        f"SELECT project_id, max(started_at), count(*) FROM sessions WHERE project_id IN "
+        f"({marks}) GROUP BY project_id", ids)}
+    tokens = {row[0]: int(row[1]) for row in db.rows(
+        f"SELECT project_id, coalesce(sum(tokens), 0) FROM injections WHERE project_id IN "
+        f"({marks}) GROUP BY project_id", ids)}
+    return [ProjectSummary(Project(r[0], r[1], r[2], r[3], bool(r[4])),
+                           sum(by_type[r[0]].values()), by_type[r[0]], r[5],
+                           activity.get(r[0], (None, 0))[0], activity.get(r[0], (None, 0))[1],
+                           tokens.get(r[0], 0)) for r in rows]
+
+
+def count(db: Store) -> int:
+    """How many projects :func:`list_all` lists in all."""
+    return int(db.scalar("SELECT count(*) FROM projects") or 0)
 
 
 def set_paused(db: Store, ref: str, paused: bool) -> Project:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from agentctx.config import BODY_MAX_CHARS
+from agentctx.lean import NamedTuple
 from agentctx.redact import marker_chars, redact
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
 from agentctx.store.models import (
+    BODY_MAX_CHARS,
     CONFIDENCES,
     GLOBAL_PROJECT,
     RECORD_TYPES,
@@ -125,51 +126,127 @@ def by_pks(db: Store, pks: Sequence[int]) -> dict[int, Record]:
 
 def find_current_by_key(db: Store, project_id: str, type_: str, key: str) -> Record | None:
     """The current record of ``type_`` with ``key`` in ``project_id``, if any."""
-    # "+key" keeps SQLite on the records_current index: a key's superseded history grows without
-    # bound (a handover per compaction), its current records stay few.
-    row = db.one(f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND +key = ? "
-                 "AND superseded_at IS NULL ORDER BY valid_from DESC LIMIT 1",
-                 (project_id, type_, key))
+    # records_current, not the key index: a key's superseded history grows without bound (a
+    # handover per compaction), its current records stay few; nor the date index, which would
+    # walk the whole project for a key that has no current record.
+    row = db.one(f"SELECT {COLUMNS} FROM records INDEXED BY records_current WHERE project_id = ? "
+                 "AND type = ? AND key = ? AND superseded_at IS NULL ORDER BY valid_from DESC "
+                 "LIMIT 1", (project_id, type_, key))
     return from_row(row) if row else None
 
 
-def list_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
-                 include_global: bool = False, include_superseded: bool = False,
-                 pinned_only: bool = False, session_id: str | None = None,
-                 limit: int | None = None, offset: int = 0, oldest_first: bool = False,
-                 pinned_first: bool = False) -> list[Record]:
-    """Records filtered by project, types and state, newest ``valid_from`` first by default.
+# How a listing can be ordered (``order=``); every order ends on pk, so pages never overlap.
+ORDERS: dict[str, str] = {
+    "newest": "valid_from DESC, pk DESC",
+    "oldest": "valid_from ASC, pk",
+    "title": "title COLLATE NOCASE, valid_from DESC, pk",
+    "type": "type, valid_from DESC, pk",
+    "confidence": "confidence_rank, valid_from DESC, pk",
+}
+_CONFIDENCE_RANK = ("CASE confidence WHEN 'explicit' THEN 0 WHEN 'reinforced' THEN 1 ELSE 2 END "
+                    "AS confidence_rank")
 
-    ``pinned_first`` puts pinned records ahead of the rest (each group in date order).
-    """
+
+def _listing(*, project_id: str | None, types: Sequence[str], confidences: Sequence[str],
+             include_global: bool, include_superseded: bool, superseded_only: bool,
+             pinned_only: bool, session_id: str | None,
+             as_of: str | None) -> list[tuple[str, list[object]]]:
+    """A listing as ``(FROM … WHERE …, params)`` arms, one per project and table: each arm walks
+    the ``records_project_valid`` index in date order and SQLite merges the arms (a project and
+    the global profile, live and archived records) instead of sorting every matching row."""
     where: list[str] = []
     params: list[object] = []
-    if project_id is not None:
-        if include_global and project_id != GLOBAL_PROJECT:
-            where.append("project_id IN (?, ?)")
-            params.extend([project_id, GLOBAL_PROJECT])
-        else:
-            where.append("project_id = ?")
-            params.append(project_id)
     if types:
         where.append(f"type IN ({','.join('?' * len(types))})")
         params.extend(types)
-    if not include_superseded:
+    if confidences:
+        where.append(f"confidence IN ({','.join('?' * len(confidences))})")
+        params.extend(confidences)
+    if as_of is not None:
+        moment = normalize_time(as_of)
+        where.append("valid_from <= ? AND (superseded_at IS NULL OR superseded_at > ?)")
+        params.extend([moment, moment])
+    elif superseded_only:
+        where.append("superseded_at IS NOT NULL")
+    elif not include_superseded:
         where.append("superseded_at IS NULL")
     if pinned_only:
         where.append("pinned = 1")
     if session_id is not None:
         where.append("session_id = ?")
         params.append(session_id)
-    sql = f"SELECT {COLUMNS} FROM records"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += (f" ORDER BY {'pinned DESC, ' if pinned_first else ''}"
-            f"valid_from {'ASC' if oldest_first else 'DESC'}, pk")
+    if project_id is None:
+        projects: list[str | None] = [None]
+    elif include_global and project_id != GLOBAL_PROJECT:
+        projects = [project_id, GLOBAL_PROJECT]
+    else:
+        projects = [project_id]
+    arms = []
+    for table in (TABLES if as_of is not None else TABLES[:1]):
+        for project in projects:
+            conditions = ([] if project is None else ["project_id = ?"]) + where
+            source = table
+            if types and project is not None and table == "records":
+                # A type's rows through records_current and sorted: walking the date index for
+                # a rare type (the profile, the handovers) would read the whole project.
+                source += " INDEXED BY records_current"
+            arm = f"FROM {source}" + (" WHERE " + " AND ".join(conditions) if conditions else "")
+            arms.append((arm, ([] if project is None else [project]) + params))
+    return arms
+
+
+def list_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
+                 confidences: Sequence[str] = (), include_global: bool = False,
+                 include_superseded: bool = False, superseded_only: bool = False,
+                 pinned_only: bool = False, session_id: str | None = None,
+                 as_of: str | None = None, limit: int | None = None, offset: int = 0,
+                 order: str = "newest", pinned_first: bool = False) -> list[Record]:
+    """Records filtered by project, types, confidences and state, one page of them.
+
+    ``order`` is a key of :data:`ORDERS` (default newest ``valid_from`` first); ``pinned_first``
+    puts pinned records ahead of the rest (each group in that order). ``superseded_only`` lists
+    only records that no longer hold. ``as_of`` lists what was in force at that moment, archived
+    records included (the state filters then do not apply). :func:`count_records` counts what
+    the same filters select, for paging.
+    """
+    if order not in ORDERS:
+        raise ValueError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
+    arms = _listing(
+        project_id=project_id, types=types, confidences=confidences,
+        include_global=include_global, include_superseded=include_superseded,
+        superseded_only=superseded_only, pinned_only=pinned_only, session_id=session_id,
+        as_of=as_of)
+    selects: list[str] = []
+    params: list[object] = []
+    extra = _CONFIDENCE_RANK if order == "confidence" else "NULL"  # computed only when sorted on
+    for arm, arm_params in arms:
+        flag = 1 if arm.startswith("FROM records_archive") else 0
+        selects.append(f"SELECT {COLUMNS}, {flag} AS archived, {extra} {arm}")
+        params.extend(arm_params)
+    sql = (" UNION ALL ".join(selects)
+           + f" ORDER BY {'pinned DESC, ' if pinned_first else ''}{ORDERS[order]}")
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
-        params.extend([limit, offset])
-    return [from_row(row) for row in db.rows(sql, params)]
+        params.extend([limit, max(0, offset)])
+    elif offset:
+        sql += " LIMIT -1 OFFSET ?"
+        params.append(offset)
+    return [from_row(row, archived=bool(row[23])) for row in db.rows(sql, params)]
+
+
+def count_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
+                  confidences: Sequence[str] = (), include_global: bool = False,
+                  include_superseded: bool = False, superseded_only: bool = False,
+                  pinned_only: bool = False, session_id: str | None = None,
+                  as_of: str | None = None) -> int:
+    """How many records :func:`list_records` with the same filters would list in all."""
+    arms = _listing(
+        project_id=project_id, types=types, confidences=confidences,
+        include_global=include_global, include_superseded=include_superseded,
+        superseded_only=superseded_only, pinned_only=pinned_only, session_id=session_id,
+        as_of=as_of)
+    return sum(int(db.scalar(f"SELECT count(*) {arm}", arm_params) or 0)
+               for arm, arm_params in arms)
 
 
 def history(db: Store, ref: str) -> list[Record]:
@@ -201,31 +278,33 @@ def supersession_note(db: Store, successor_id: str, old_id: str) -> str | None:
 
 
 def as_of(db: Store, project_id: str, moment: str, *, types: Sequence[str] = (),
-          include_global: bool = True) -> list[Record]:
+          include_global: bool = True, limit: int | None = None,
+          offset: int = 0) -> list[Record]:
     """Records that were in force at ``moment``: ``valid_from <= t`` and not yet superseded at t.
 
-    Reads current and archived records alike.
+    Reads current and archived records alike, newest ``valid_from`` first; the same as
+    :func:`list_records` with ``as_of``.
     """
-    at = normalize_time(moment)
-    projects = [project_id, GLOBAL_PROJECT] if include_global else [project_id]
-    where = (f"project_id IN ({','.join('?' * len(projects))}) AND valid_from <= ? "
-             "AND (superseded_at IS NULL OR superseded_at > ?)")
-    params: list[object] = [*projects, at, at]
-    if types:
-        where += f" AND type IN ({','.join('?' * len(types))})"
-        params.extend(types)
-    found: list[Record] = []
-    for table in TABLES:
-        found.extend(from_row(row, archived=table == "records_archive")
-                     for row in db.rows(f"SELECT {COLUMNS} FROM {table} WHERE {where}", params))
-    return sorted(found, key=lambda r: (r.valid_from, r.pk), reverse=True)
+    return list_records(db, project_id=project_id, types=types, include_global=include_global,
+                        as_of=moment, limit=limit, offset=offset)
 
 
-def edits_of(db: Store, ref: str) -> list[sqlite3.Row]:
+class Edit(NamedTuple):
+    """One entry of a record's audit trail: a field's old and new value, who and when."""
+
+    field: str
+    old_value: str | None
+    new_value: str | None
+    actor: str
+    changed_at: str
+
+
+def edits_of(db: Store, ref: str) -> list[Edit]:
     """The audit trail of one record (field, old and new value, actor, time), oldest first."""
     rid = resolve_id(db, ref)
-    return db.rows("SELECT field, old_value, new_value, actor, changed_at FROM edits "
-                   "WHERE record_id = ? ORDER BY id", (rid,))
+    return [Edit(*row) for row in db.rows(
+        "SELECT field, old_value, new_value, actor, changed_at FROM edits "
+        "WHERE record_id = ? ORDER BY id", (rid,))]
 
 
 # ----------------------------------------------------------------------------------- writes

@@ -249,6 +249,24 @@ def m003_redact_stored_secrets(db: Database) -> None:
             os.close(fd)
 
 
+@MIGRATIONS()
+def m004_receipts_and_listings(db: Database) -> None:
+    """Receipts say why, and listings page by date.
+
+    * Receipts: the start of the prompt that led to an injection (redacted, at most
+      :data:`agentctx.store.sessions.RECEIPT_PROMPT_CHARS` characters) and, per injected record,
+      the prompt words it matched (a JSON list of lists, in ``record_ids`` order; its relevance is
+      already in ``scores``). Receipts written before have neither.
+    * ``records_project_valid``: a project's records in date order, so a page of a listing (the
+      TUI's records table) reads its rows instead of sorting the whole project. Lookups of a type
+      keep ``records_current`` (they name it: ``INDEXED BY``), or a rare type would walk every
+      date.
+    """
+    db.execute("ALTER TABLE injections ADD COLUMN prompt TEXT")
+    db.execute("ALTER TABLE injections ADD COLUMN matched TEXT NOT NULL DEFAULT '[]'")
+    db.execute("CREATE INDEX records_project_valid ON records (project_id, valid_from)")
+
+
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

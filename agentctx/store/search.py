@@ -19,8 +19,10 @@ A search as of a date reads the archive too: it finds every record in force then
 archived (:mod:`agentctx.store.search_asof`, imported only for such searches), with document
 frequencies and relevance counted over both tables.
 
-Degradation ladder: FTS5 → a LIKE scan (FTS5 missing, or ``search = like``) → pinned records only
-(``search = pinned``, or when the scan itself fails).
+Degradation ladder: FTS5 → a LIKE scan (FTS5 missing, or ``backend="like"``) → pinned records only
+(``backend="pinned"``, or when the scan itself fails). The backend is the caller's to choose
+(from the ``search`` knob): the store reads no configuration, so a search per keystroke costs
+only the search.
 """
 
 from __future__ import annotations
@@ -71,7 +73,8 @@ class Query(NamedTuple):
     include_superseded: bool = False
     as_of: str | None = None
     limit: int = 10
-    backend: str | None = None  # fts | like | pinned; None reads the ``search`` config knob
+    # fts | like | pinned: the caller passes the ``search`` knob (the store reads no config).
+    backend: str = "fts"
     # The caller keeps only hits at least this relevant (the per-prompt hook's threshold): a
     # full-text search whose best possible relevance is lower returns [] before its candidate
     # query. Everything else is unchanged; callers still filter.
@@ -83,7 +86,7 @@ def search(db: Store, query: Query) -> list[Hit]:
     limit = max(0, min(query.limit, MAX_LIMIT))
     if limit == 0:
         return []
-    backend = query.backend or _configured_backend()
+    backend = query.backend
     if backend == "fts" and not db.has_fts():
         backend = "like"
     try:
@@ -98,15 +101,6 @@ def search(db: Store, query: Query) -> list[Hit]:
             except sqlite3.OperationalError:
                 pass
     return _pinned_only(db, query, limit)
-
-
-def _configured_backend() -> str:
-    from agentctx.config import Config, ConfigError
-
-    try:
-        return Config.load().get_str("search")
-    except ConfigError:
-        return "fts"
 
 
 def _projects(query: Query) -> list[str]:
@@ -425,6 +419,10 @@ def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
         where, params = _filters(query._replace(include_superseded=False))
     marks = ",".join("?" * len(wanted))
     columns, source = _source(query)
+    if not query.as_of and _projects(query):
+        # The type's newest rows through records_current: walking the date index would read the
+        # whole project when it has none of that type.
+        source += " INDEXED BY records_current"
     rows = db.rows(f"SELECT {columns} FROM {source} WHERE r.type IN ({marks}) AND "
                    f"{where} ORDER BY r.valid_from DESC LIMIT {INTENT_RECORDS}",
                    [*wanted, *params])

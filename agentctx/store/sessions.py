@@ -48,20 +48,31 @@ def get(db: Store, session_id: str) -> Session | None:
     return _session(row) if row else None
 
 
-def recent(db: Store, project_id: str | None = None, limit: int = 20) -> list[Session]:
-    """The latest sessions (of one project, or all), newest first."""
+def recent(db: Store, project_id: str | None = None, limit: int = 20,
+           offset: int = 0) -> list[Session]:
+    """The latest sessions (of one project, or all), newest first, a page at a time."""
     if project_id is None:
-        rows = db.rows(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY started_at DESC "
-                       "LIMIT ?", (limit,))
+        rows = db.rows(f"SELECT {_SESSION_COLUMNS} FROM sessions ORDER BY started_at DESC, "
+                       "session_id LIMIT ? OFFSET ?", (limit, max(0, offset)))
     else:
         rows = db.rows(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE project_id = ? "
-                       "ORDER BY started_at DESC LIMIT ?", (project_id, limit))
+                       "ORDER BY started_at DESC, session_id LIMIT ? OFFSET ?",
+                       (project_id, limit, max(0, offset)))
     return [_session(row) for row in rows]
 
 
-def end(db: Store, session_id: str) -> None:
-    """Mark a session ended (now)."""
-    db.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?", (now_iso(), session_id))
+def count(db: Store, project_id: str | None = None) -> int:
+    """How many sessions (of one project, or all) :func:`recent` can list."""
+    if project_id is None:
+        return int(db.scalar("SELECT count(*) FROM sessions") or 0)
+    return int(db.scalar("SELECT count(*) FROM sessions WHERE project_id = ?",
+                         (project_id,)) or 0)
+
+
+def end(db: Store, session_id: str, *, at: str | None = None) -> None:
+    """Mark a session ended, now or ``at`` (a backfilled or demo session's real end)."""
+    db.execute("UPDATE sessions SET ended_at = ? WHERE session_id = ?",
+               (at or now_iso(), session_id))
 
 
 def update_meta(db: Store, session_id: str, key: str, value: object) -> None:
@@ -120,16 +131,31 @@ def reset_seen(db: Store, session_id: str) -> None:
 
 # ----------------------------------------------------------------------------------- receipts
 
+# Characters of the (redacted) prompt a receipt keeps: enough to recognise it in a listing.
+RECEIPT_PROMPT_CHARS = 80
+_RECEIPT_COLUMNS = ("id, session_id, project_id, event, source, record_ids, scores, tokens, chars, "
+                    "created_at, prompt, matched")
+
 
 def add_receipt(db: Store, *, session_id: str, project_id: str, event: str, record_ids:
                 Sequence[str], scores: Sequence[float], tokens: int, chars: int,
-                source: str | None = None) -> int:
-    """Record one injection and add its tokens to the session's total; returns the receipt id."""
+                source: str | None = None, prompt: str | None = None,
+                matched: Sequence[Sequence[str]] = ()) -> int:
+    """Record one injection and add its tokens to the session's total; returns the receipt id.
+
+    ``scores`` are the records' relevances for a per-prompt injection; ``prompt`` is the prompt
+    that led to it, already redacted (only its first :data:`RECEIPT_PROMPT_CHARS` characters are
+    kept), and ``matched`` the prompt words each record matched, in ``record_ids`` order.
+    """
+    kept = None
+    if prompt is not None:  # whitespace folded, on a bounded slice of what may be a long text
+        kept = " ".join(prompt.strip()[:4 * RECEIPT_PROMPT_CHARS].split())[:RECEIPT_PROMPT_CHARS]
     cursor = db.execute(
         "INSERT INTO injections (session_id, project_id, event, source, record_ids, scores, "
-        "tokens, chars, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tokens, chars, created_at, prompt, matched) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (session_id, project_id, event, source, json.dumps(list(record_ids)),
-         json.dumps([round(s, 4) for s in scores]), tokens, chars, now_iso()))
+         json.dumps([round(s, 4) for s in scores]), tokens, chars, now_iso(), kept,
+         json.dumps([list(words) for words in matched])))
     db.execute("UPDATE sessions SET tokens_injected = tokens_injected + ? WHERE session_id = ?",
                (tokens, session_id))
     return int(cursor.lastrowid or 0)
@@ -138,8 +164,7 @@ def add_receipt(db: Store, *, session_id: str, project_id: str, event: str, reco
 def last_receipt(db: Store, session_id: str, event: str,
                  source: str | None = None) -> Receipt | None:
     """The latest receipt of an event (and source) in a session."""
-    sql = ("SELECT id, session_id, project_id, event, source, record_ids, scores, tokens, chars, "
-           "created_at FROM injections WHERE session_id = ? AND event = ?")
+    sql = f"SELECT {_RECEIPT_COLUMNS} FROM injections WHERE session_id = ? AND event = ?"
     params: list[object] = [session_id, event]
     if source is not None:
         sql += " AND source = ?"
@@ -148,18 +173,63 @@ def last_receipt(db: Store, session_id: str, event: str,
     return _receipt(row) if row else None
 
 
-def receipts(db: Store, session_id: str) -> list[Receipt]:
-    """Every receipt of a session, oldest first."""
-    rows = db.rows("SELECT id, session_id, project_id, event, source, record_ids, scores, tokens, "
-                   "chars, created_at FROM injections WHERE session_id = ? ORDER BY id",
-                   (session_id,))
-    return [_receipt(row) for row in rows]
+def receipts(db: Store, session_id: str, *, limit: int | None = None,
+             offset: int = 0) -> list[Receipt]:
+    """The receipts of a session, oldest first (a page of them with ``limit``)."""
+    sql = f"SELECT {_RECEIPT_COLUMNS} FROM injections WHERE session_id = ? ORDER BY id"
+    params: list[object] = [session_id]
+    if limit is not None:
+        sql += " LIMIT ? OFFSET ?"
+        params.extend([limit, max(0, offset)])
+    return [_receipt(row) for row in db.rows(sql, params)]
+
+
+def latest_receipts(db: Store, *, project_id: str | None = None, limit: int = 50,
+                    offset: int = 0) -> list[Receipt]:
+    """The latest receipts of every session (of one project, or all), newest first."""
+    where, params = ("WHERE project_id = ? ", [project_id]) if project_id else ("", [])
+    return [_receipt(row) for row in db.rows(
+        f"SELECT {_RECEIPT_COLUMNS} FROM injections {where}ORDER BY id DESC LIMIT ? OFFSET ?",
+        [*params, limit, max(0, offset)])]
+
+
+def receipts_since(db: Store, after_id: int, *, project_id: str | None = None,
+                   limit: int = 200) -> list[Receipt]:
+    """Receipts written after the receipt ``after_id`` (of one project, or all), oldest first:
+    what a live view polls for (ids only grow)."""
+    sql = f"SELECT {_RECEIPT_COLUMNS} FROM injections WHERE id > ?"
+    params: list[object] = [after_id]
+    if project_id:
+        sql += " AND project_id = ?"
+        params.append(project_id)
+    return [_receipt(row) for row in db.rows(sql + " ORDER BY id LIMIT ?", [*params, limit])]
+
+
+def count_receipts(db: Store, *, session_id: str | None = None,
+                   project_id: str | None = None) -> int:
+    """How many receipts a session, a project or the whole store holds."""
+    where: list[str] = []
+    params: list[object] = []
+    if session_id is not None:
+        where.append("session_id = ?")
+        params.append(session_id)
+    if project_id is not None:
+        where.append("project_id = ?")
+        params.append(project_id)
+    sql = "SELECT count(*) FROM injections" + (" WHERE " + " AND ".join(where) if where else "")
+    return int(db.scalar(sql, params) or 0)
+
+
+def last_receipt_id(db: Store) -> int:
+    """The id of the newest receipt in the store (0 when there is none)."""
+    return int(db.scalar("SELECT max(id) FROM injections") or 0)
 
 
 def _receipt(row: Sequence[object]) -> Receipt:
     values = list(row)
     values[5] = tuple(json.loads(str(values[5])))
     values[6] = tuple(json.loads(str(values[6])))
+    values[11] = tuple(tuple(words) for words in json.loads(str(values[11] or "[]")))
     return Receipt(*values)  # type: ignore[arg-type]
 
 

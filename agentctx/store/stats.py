@@ -1,12 +1,28 @@
-"""Counts and sums for ``agentctx status``, the TUI and the web view."""
+"""Counts and sums for ``agentctx status``, the TUI and the web view.
+
+:func:`overview` is the one status model: a project's records, sessions, tokens injected,
+extraction cost and what consolidation left to decide, as ``agentctx status`` prints it and the
+TUI and web view show it.
+"""
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any, NamedTuple
 
-from agentctx.store.db import Store
+from agentctx.lean import NamedTuple
+from agentctx.store.db import SCHEMA_VERSION, Store
+from agentctx.store.models import GLOBAL_PROJECT, Project
+
+# The session-start hook counts records through this module when it builds a digest inline, so
+# what only the status model needs (typing, datetime, the ledger, consolidation's candidates) is
+# imported for type checking here and at call time in overview().
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from agentctx.store import ledger, upkeep
 
 
 class SessionSummary(NamedTuple):
@@ -25,6 +41,23 @@ class SessionSummary(NamedTuple):
     extraction_usd: float
     extraction_calls: int
     meta: dict[str, Any]
+    cwd: str | None = None
+    worktree: str | None = None  # the worktree root of ``cwd``, as hooks resolved it
+
+
+class DayTotals(NamedTuple):
+    """Tokens injected on one day (UTC), by event."""
+
+    day: str  # YYYY-MM-DD
+    injections: int
+    session_start_tokens: int
+    prompt_tokens: int
+    other_tokens: int
+
+    @property
+    def tokens(self) -> int:
+        """Every token injected that day."""
+        return self.session_start_tokens + self.prompt_tokens + self.other_tokens
 
 
 def record_counts(db: Store, project_id: str | None = None) -> dict[str, dict[str, int]]:
@@ -55,9 +88,10 @@ def store_size(db: Store) -> int:
     return total
 
 
-def session_summaries(db: Store, project_id: str | None = None,
-                      limit: int = 10) -> list[SessionSummary]:
-    """The latest sessions with their injection receipts and extraction cost, newest first."""
+def session_summaries(db: Store, project_id: str | None = None, limit: int = 10,
+                      offset: int = 0) -> list[SessionSummary]:
+    """The latest sessions with their injection receipts and extraction cost, newest first, a
+    page at a time (:func:`agentctx.store.sessions.count` counts them)."""
     where, params = ("WHERE s.project_id = ?", [project_id]) if project_id else ("", [])
     rows = db.rows(
         f"""SELECT s.session_id, s.project_id, s.started_at, s.ended_at,
@@ -75,9 +109,11 @@ def session_summaries(db: Store, project_id: str | None = None,
               (SELECT count(*) FROM session_seen ss WHERE ss.session_id = s.session_id),
               s.extraction_cost_usd,
               (SELECT count(*) FROM llm_calls c WHERE c.session_id = s.session_id),
-              s.meta
-            FROM sessions s {where} ORDER BY s.started_at DESC LIMIT ?""",
-        [*params, limit])
+              s.meta, s.cwd,
+              (SELECT pp.worktree FROM project_paths pp WHERE pp.path = s.cwd)
+            FROM sessions s {where} ORDER BY s.started_at DESC, s.session_id
+            LIMIT ? OFFSET ?""",
+        [*params, limit, max(0, offset)])
     summaries = []
     for row in rows:
         try:
@@ -87,8 +123,36 @@ def session_summaries(db: Store, project_id: str | None = None,
         summaries.append(SessionSummary(row[0], row[1], row[2], row[3], int(row[4]), int(row[5]),
                                         int(row[6]), int(row[7]), int(row[8]), int(row[9]),
                                         float(row[10]), int(row[11]),
-                                        meta if isinstance(meta, dict) else {}))
+                                        meta if isinstance(meta, dict) else {}, row[13],
+                                        row[14]))
     return summaries
+
+
+def tokens_per_day(db: Store, project_id: str | None = None, *, since: str | None = None,
+                   until: str | None = None) -> list[DayTotals]:
+    """Tokens injected per day (of one project, or all), oldest day first; ``since`` and
+    ``until`` (dates, inclusive) bound the days. Days without injections are left out."""
+    where: list[str] = []
+    params: list[object] = []
+    if project_id:
+        where.append("project_id = ?")
+        params.append(project_id)
+    if since:
+        where.append("created_at >= ?")
+        params.append(since[:10])
+    if until:
+        where.append("created_at < ?")
+        params.append(until[:10] + "~")  # after every time of that day
+    rows = db.rows(
+        "SELECT substr(created_at, 1, 10) AS day, count(*), "
+        "coalesce(sum(CASE WHEN event = 'SessionStart' THEN tokens END), 0), "
+        "coalesce(sum(CASE WHEN event = 'UserPromptSubmit' THEN tokens END), 0), "
+        "coalesce(sum(CASE WHEN event NOT IN ('SessionStart', 'UserPromptSubmit') "
+        "THEN tokens END), 0) FROM injections"
+        + (" WHERE " + " AND ".join(where) if where else "")
+        + " GROUP BY day ORDER BY day", params)
+    return [DayTotals(row[0], int(row[1]), int(row[2]), int(row[3]), int(row[4]))
+            for row in rows]
 
 
 def injection_totals(db: Store, project_id: str | None = None) -> dict[str, int]:
@@ -114,3 +178,47 @@ def drift_count(db: Store, project_id: str, threshold: float) -> int:
     return int(db.scalar("SELECT count(*) FROM records WHERE project_id = ? AND type IN "
                          "('decision', 'convention') AND superseded_at IS NULL "
                          "AND claudemd_drift_score > ?", (project_id, threshold)) or 0)
+
+
+class StoreInfo(NamedTuple):
+    """The store file: where, how big (WAL included) and its schema version."""
+
+    path: str
+    bytes: int
+    schema: int
+
+
+class Overview(NamedTuple):
+    """Everything ``agentctx status`` reports about one project."""
+
+    store: StoreInfo
+    project: Project
+    records: dict[str, dict[str, int]]  # per type: current, superseded and archived counts
+    global_preferences: dict[str, int]  # current, superseded and archived
+    injections: dict[str, int]  # see injection_totals
+    extraction: ledger.Totals
+    sessions: list[SessionSummary]  # the latest, newest first
+    merge_candidates: list[upkeep.MergeCandidate]
+    prune_candidates: list[upkeep.PruneCandidate]
+
+    @property
+    def record_totals(self) -> dict[str, int]:
+        """Current, superseded and archived records over every type."""
+        return {state: sum(counts.get(state, 0) for counts in self.records.values())
+                for state in ("current", "superseded", "archived")}
+
+
+def overview(db: Store, project: Project, *, prune_after_days: int, sessions: int = 10,
+             now: datetime | None = None) -> Overview:
+    """The status of ``project``: counts, costs, recent sessions and the merge and pruning
+    candidates (``prune_after_days`` is the knob of that name)."""
+    from agentctx.store import ledger, upkeep
+
+    return Overview(
+        StoreInfo(str(db.path), store_size(db), SCHEMA_VERSION), project,
+        record_counts(db, project.id),
+        record_counts(db, GLOBAL_PROJECT).get("preference", {}),
+        injection_totals(db, project.id), ledger.totals(db, project_id=project.id),
+        session_summaries(db, project.id, limit=sessions),
+        upkeep.merge_candidates(db, project.id),
+        upkeep.prune_candidates(db, project.id, after_days=prune_after_days, now=now))

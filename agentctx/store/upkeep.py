@@ -1,6 +1,7 @@
 """The store side of consolidation: decay scores, the archive, near-duplicate links, retiring.
 
-Everything here is batch work done by ``agentctx consolidate`` (and read by ``agentctx status``);
+Everything here is batch work done by ``agentctx consolidate`` (and read by ``agentctx status``
+and the TUI: :func:`merge_candidates`, :func:`prune_candidates`);
 each function that writes runs in one transaction, so a run killed at any point leaves the store
 consistent and the next run picks up where this one stopped.
 
@@ -12,12 +13,13 @@ note = the lexical overlap); a pair a reviewer (the merge check) found distinct 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, InvalidRecord
-from agentctx.store.ids import new_ulid, now_iso
+from agentctx.store.ids import new_ulid, now_iso, parse_time, to_iso
 from agentctx.store.models import Record
 
 NEAR_DUPLICATE = "near_duplicate"
@@ -67,23 +69,37 @@ def save_scores(db: Store, updates: Sequence[tuple[int, float, str | None]]) -> 
                             [(score, since, pk) for pk, score, since in updates])
 
 
-class LowScore(NamedTuple):
-    """A record whose score stayed under the pruning threshold long enough to be listed."""
+class PruneCandidate(NamedTuple):
+    """A current record whose score stayed low long enough to be worth a look."""
 
-    record: Record
+    id: str
+    type: str
+    title: str
     score: float
     low_score_since: str
+    days_low: int
+
+    def __str__(self) -> str:
+        return (f"{self.type} {self.id[:10]} score {self.score:.3f}, low for {self.days_low} "
+                f"days: {self.title!r}")
 
 
-def prune_candidates(db: Store, project_id: str | None, *, low_before: str,
-                     limit: int = 100) -> list[LowScore]:
-    """Current, unpinned records under the threshold since before ``low_before``, lowest first."""
+def prune_candidates(db: Store, project_id: str | None, *, after_days: int,
+                     now: datetime | None = None, limit: int = 100) -> list[PruneCandidate]:
+    """Current, unpinned records whose score has stayed under the pruning threshold for more
+    than ``after_days`` days (the ``prune_after_days`` knob), lowest score first.
+
+    Consolidation maintains the scores and when each went low; nothing here deletes anything.
+    """
+    moment = now or datetime.now(UTC)
+    low_before = to_iso(moment - timedelta(days=after_days))
     where, params = _in("project_id", None if project_id is None else [project_id])
-    rows = db.rows(f"SELECT {rec.COLUMNS}, low_score_since FROM records WHERE {where} AND "
-                   "superseded_at IS NULL AND pinned = 0 AND low_score_since IS NOT NULL AND "
-                   "low_score_since <= ? ORDER BY score, pk LIMIT ?", [*params, low_before, limit])
-    return [LowScore(record, record.score, str(row[-1]))
-            for row in rows for record in (rec.from_row(row),)]
+    rows = db.rows(f"SELECT id, type, title, score, low_score_since FROM records WHERE {where} "
+                   "AND superseded_at IS NULL AND pinned = 0 AND low_score_since IS NOT NULL "
+                   "AND low_score_since <= ? ORDER BY score, pk LIMIT ?",
+                   [*params, low_before, limit])
+    return [PruneCandidate(row[0], row[1], row[2], round(float(row[3]), 4), str(row[4]),
+                           int((moment - parse_time(str(row[4]))).days)) for row in rows]
 
 
 # ---------------------------------------------------------------------------------- archive
@@ -204,6 +220,29 @@ def near_duplicates(db: Store, project_id: str | None) -> list[NearDuplicate]:
         older, newer = sorted((first, second), key=lambda r: (r.valid_from, r.pk))
         found.append(NearDuplicate(older, newer, float(row[0]), _overlap_of(row[1])))
     return found
+
+
+class MergeCandidate(NamedTuple):
+    """Two current records of one type that look like the same fact, waiting for a decision."""
+
+    older_id: str  # a merge supersedes this one...
+    newer_id: str  # ...by this one
+    type: str
+    older_title: str
+    newer_title: str
+    cosine: float
+    overlap: float  # share of their terms in common (Jaccard)
+
+    def __str__(self) -> str:
+        return (f"{self.type} {self.older_id[:10]} ≈ {self.newer_id[:10]} "
+                f"(cosine {self.cosine:.3f}): {self.older_title!r} / {self.newer_title!r}")
+
+
+def merge_candidates(db: Store, project_id: str | None) -> list[MergeCandidate]:
+    """:func:`near_duplicates` as flat values for listings (``agentctx status``, the TUI)."""
+    return [MergeCandidate(p.first.id, p.second.id, p.first.type, p.first.title,
+                           p.second.title, p.cosine, p.overlap)
+            for p in near_duplicates(db, project_id)]
 
 
 def _overlap_of(note: str | None) -> float:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config
+from agentctx import config, judgement
 from agentctx.benchmarks import coding, retrieval
 from agentctx.benchmarks import coding_data as data
 
@@ -64,7 +64,7 @@ def test_precision_intervals_per_split_and_pooled() -> None:
                 split_of(outcome("a1", ("uv",), ()), "tuning"),
                 split_of(outcome("u3", (), ()), "held-out")]
     report = coding.CodingReport(
-        retrieval.hook_settings(config.Config({}, environ={})), "", None, "off",
+        judgement.settings(config.Config({}, environ={})), "", None, "off",
         retrieval.Consolidated("none", 0), 0, 0, outcomes,
         {"tuning": {}, "held-out": {}})
     intervals = coding.precision_intervals(report)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from agentctx.benchmarks.metrics import (
@@ -132,7 +134,9 @@ class TestSummaries:
         assert mean([1.0, 0.0, 0.5]) == 0.5
 
     def test_refuse_empty_input(self) -> None:
-        for call in (lambda: mean([]), lambda: median([]), lambda: percentile([1.0], 1.5)):
+        calls: list[Callable[[], float]] = [lambda: mean([]), lambda: median([]),
+                                             lambda: percentile([1.0], 1.5)]
+        for call in calls:
             with pytest.raises(ValueError):
                 call()
 

@@ -34,6 +34,11 @@ def test_record_search_show_supersede_history(project_dir: Path) -> None:
     assert chain[0]["rationale"] == "REST was too slow"
     text = run_cli("history", str(first["id"]), cwd=project_dir).stdout
     assert "REST was too slow" in text
+    old = json.loads(run_cli("show", short, "--json", cwd=project_dir).stdout)
+    assert old["files"] == ["src/api.py"]
+    assert old["superseded_by_link"]["title"] == "Internal API is gRPC"
+    assert old["superseded_by_link"]["rationale"] == "REST was too slow"
+    assert "superseded:" in run_cli("show", short, cwd=project_dir).stdout
     current = json.loads(run_cli("list", "--json", cwd=project_dir).stdout)
     assert [c["title"] for c in current] == ["Internal API is gRPC"]
 
@@ -122,7 +127,7 @@ def test_search_fuses_vectors_once_consolidated(project_dir: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """Before consolidation the search is keyword only; after it, a record that shares no word
     with the query but its topic is found through the model's query side file."""
-    from tests.consolidate import tiny_model
+    from tests.support import tiny_model
 
     folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
@@ -145,3 +150,13 @@ def test_an_error_line_never_repeats_a_secret(project_dir: Path) -> None:
     done = run_cli("show", token, cwd=project_dir)
     assert done.returncode != 0 and done.stderr.startswith("agentctx: ")
     assert token not in done.stderr and "[REDACTED:github-token]" in done.stderr
+
+
+def test_search_honours_the_search_knob(project_dir: Path) -> None:
+    record(project_dir, "decision", "Internal API is gRPC", "--body", "protobuf")
+    pinned = record(project_dir, "convention", "Money is integer cents", "--pin")
+    found = json.loads(run_cli("search", "grpc", "--keyword", "--json", cwd=project_dir).stdout)
+    assert [h["title"] for h in found] == ["Internal API is gRPC"]
+    only_pinned = run_cli("search", "grpc", "--keyword", "--json", cwd=project_dir,
+                          env={"AGENTCTX_SEARCH": "pinned"})
+    assert [h["id"] for h in json.loads(only_pinned.stdout)] == [pinned["id"]]

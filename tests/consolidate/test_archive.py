@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from agentctx.consolidate.embed import EmbeddingModel
 from agentctx.consolidate.run import consolidate
+from agentctx.embedder import EmbeddingModel
 from agentctx.store import Store, vectors
 from agentctx.store import records as rec
 from agentctx.store import search as srch

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentctx.consolidate import duplicates, merge_candidates
+from agentctx.consolidate import duplicates
 from agentctx.consolidate.duplicates import Verdict
-from agentctx.consolidate.embed import EmbeddingModel
 from agentctx.consolidate.run import consolidate
-from agentctx.store import Store
+from agentctx.embedder import EmbeddingModel
+from agentctx.store import Store, upkeep
 from agentctx.store import records as rec
 from agentctx.store.models import Project, Record
 from tests.consolidate.conftest import add
@@ -46,10 +46,10 @@ def test_rule_needs_distinctive_title_words_in_both(store: Store, project: Proje
     vecs = tiny.encode(texts)
     assert float(vecs[0] @ vecs[2]) > 0.92  # the template note is as close as the restatement
     consolidate(store, model=tiny)
-    pairs = merge_candidates(store, project.id)
+    pairs = upkeep.merge_candidates(store, project.id)
     assert [(p.older_id, p.newer_id) for p in pairs] == [(first.id, restated.id)]
     assert pairs[0].cosine > 0.99 and pairs[0].overlap >= 0.8
-    assert merge_candidates(store, "other-project") == []
+    assert upkeep.merge_candidates(store, "other-project") == []
 
 
 def test_similar_pairs_finds_every_pair_over_the_threshold_across_blocks() -> None:
@@ -94,7 +94,7 @@ def test_confirmed_duplicates_merge_into_the_newer_record(store: Store, project:
     note = rec.supersession_note(store, survivor.id, old.id)
     assert note is not None and "near-duplicate merged" in note and "same fact" in note
     assert [r.id for r in rec.history(store, survivor.id)] == [first.id, second.id]
-    assert merge_candidates(store, project.id) == []
+    assert upkeep.merge_candidates(store, project.id) == []
 
 
 def test_pairs_judged_distinct_are_not_asked_again(store: Store, project: Project,
@@ -109,7 +109,7 @@ def test_pairs_judged_distinct_are_not_asked_again(store: Store, project: Projec
     consolidate(store, model=tiny, judge=judge)
     consolidate(store, model=tiny, judge=judge)
     assert asked == [first.id]
-    assert merge_candidates(store, project.id) == []
+    assert upkeep.merge_candidates(store, project.id) == []
     assert rec.get(store, first.id).current and rec.get(store, second.id).current
 
 
@@ -118,11 +118,11 @@ def test_undecided_pairs_stay_candidates_and_links_follow_edits(
     first, second = _pair(store, project)
     report = consolidate(store, model=tiny, judge=lambda a, b: None)
     assert report.near_duplicates == 1 and report.merged == 0
-    assert len(merge_candidates(store, project.id)) == 1
+    assert len(upkeep.merge_candidates(store, project.id)) == 1
     again = consolidate(store, model=tiny)
     assert again.near_duplicates == 1 and again.new_candidates == 0
     rec.update(store, second.id, title="Hook reads the react css component")
     consolidate(store, model=tiny)
-    assert merge_candidates(store, project.id) == []
+    assert upkeep.merge_candidates(store, project.id) == []
     assert store.scalar("SELECT count(*) FROM edges WHERE rel_type = 'near_duplicate'") == 0
     assert first.current

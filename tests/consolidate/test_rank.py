@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from agentctx.consolidate.embed import EmbeddingModel
 from agentctx.consolidate.rank import PromptRanker
 from agentctx.consolidate.run import consolidate
+from agentctx.embedder import EmbeddingModel
 from agentctx.store import Store
 from agentctx.store.models import Project
 from tests.consolidate.conftest import add

@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentctx.consolidate import merge_candidates
-from agentctx.consolidate.embed import EmbeddingModel, forget_loaded, load_model
 from agentctx.consolidate.run import consolidate
-from agentctx.store import Store, vectors
+from agentctx.embedder import EmbeddingModel, forget_loaded, load_model
+from agentctx.store import Store, upkeep, vectors
 from agentctx.store.models import Project
 from tests.conftest import SHARED
 from tests.consolidate.conftest import add
@@ -123,7 +122,7 @@ def test_near_duplicate_rule_separates_template_notes_from_restatements(
     report = consolidate(store, model=real)
     assert report.embedded == store.scalar("SELECT count(*) FROM records")
     pks, types, matrix = vectors.current_matrix(store, real.name, project_ids=[project.id])
-    ids = dict(store.rows("SELECT pk, id FROM records"))
+    ids: dict[int, str] = {row[0]: row[1] for row in store.rows("SELECT pk, id FROM records")}
     restated_ids = {i for pair in restated for i in pair}
     template = [i for i, pk in enumerate(pks) if ids[pk] not in restated_ids]
     close = 0
@@ -134,7 +133,7 @@ def test_near_duplicate_rule_separates_template_notes_from_restatements(
     row = {ids[pk]: i for i, pk in enumerate(pks)}
     cosines = {pair: float(matrix[row[pair[0]]] @ matrix[row[pair[1]]]) for pair in restated}
     expected = {pair for pair, cosine in cosines.items() if cosine > 0.92}
-    found = {(c.older_id, c.newer_id) for c in merge_candidates(store, project.id)}
+    found = {(c.older_id, c.newer_id) for c in upkeep.merge_candidates(store, project.id)}
     print(f"\ndistinct template pairs over 0.92: {close}; restated pairs over 0.92: "
           f"{len(expected)} of {len(restated)}; candidates: {len(found)}")
     assert close > 400  # distinct notes from one template really are that close

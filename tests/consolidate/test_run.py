@@ -8,13 +8,13 @@ import pytest
 
 from agentctx.background import exclusive
 from agentctx.consolidate import run as run_module
-from agentctx.consolidate.embed import EmbeddingModel, forget_loaded
 from agentctx.consolidate.run import consolidate, last_run
+from agentctx.embedder import EmbeddingModel, forget_loaded
 from agentctx.store import Store, digests, sessions, vectors
 from agentctx.store import records as rec
 from agentctx.store.models import Draft, Project
-from tests.consolidate import tiny_model
 from tests.consolidate.conftest import add
+from tests.support import tiny_model
 
 TOPIC_TITLES = {
     "storage": "Use sqlite with wal for the database",
@@ -102,7 +102,7 @@ def test_the_time_box_stops_between_batches_and_the_next_run_finishes(
 
 def test_digest_is_precomputed_fresh_and_ranked_by_recent_prompts(
         store: Store, project: Project, tiny: EmbeddingModel) -> None:
-    from agentctx.hooks import render
+    from agentctx import injection
 
     ids = _project_records(store, project)
     sessions.ensure(store, "s1", project.id)
@@ -113,7 +113,7 @@ def test_digest_is_precomputed_fresh_and_ranked_by_recent_prompts(
     stored = digests.load_fresh(store, project.id)
     assert stored is not None and stored.builder == "consolidate"
     assert stored.tokens <= 1500 and len(stored.text) <= 8000
-    shown = [rid for rid in render.ids_in(stored.text) if rid in ids.values()]
+    shown = [rid for rid in injection.ids_in(stored.text) if rid in ids.values()]
     assert shown[0] == ids["cache"]
     assert set(shown) == set(ids.values())
     # A record change makes it stale; the next run refreshes it.

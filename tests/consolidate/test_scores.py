@@ -7,9 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentctx.consolidate import prune_candidates
 from agentctx.consolidate.run import consolidate
-from agentctx.store import Store
+from agentctx.store import Store, upkeep
 from agentctx.store import records as rec
 from agentctx.store.ids import parse_time, to_iso
 from agentctx.store.models import Project
@@ -79,7 +78,7 @@ def test_consolidation_scores_and_lists_long_low_records(store: Store, project: 
     scored = {r.id: r for r in rec.list_records(store, project_id=project.id)}
     assert scored[stale.id].score < 0.1 < scored[recent.id].score
     assert scored[decision.id].score == pytest.approx(0.85)
-    listed = prune_candidates(store, project.id, now=T0)
+    listed = upkeep.prune_candidates(store, project.id, after_days=60, now=T0)
     assert [c.id for c in listed] == [stale.id]  # pinned records are never listed
     assert listed[0].days_low > 300 and listed[0].score < 0.1
     low = store.scalar("SELECT low_score_since FROM records WHERE id = ?", (stale.id,))
@@ -89,9 +88,11 @@ def test_consolidation_scores_and_lists_long_low_records(store: Store, project: 
     fresh_low = add(store, project, "handover", "Another handover",
                     valid_from=to_iso(T0 - timedelta(days=30)))
     consolidate(store, embeddings=False, now=T0)
-    assert fresh_low.id not in [c.id for c in prune_candidates(store, project.id, now=T0)]
-    assert fresh_low.id in [c.id for c in prune_candidates(store, project.id,
-                                                           now=T0 + timedelta(days=60))]
+    listed = upkeep.prune_candidates(store, project.id, after_days=60, now=T0)
+    assert fresh_low.id not in [c.id for c in listed]
+    later = upkeep.prune_candidates(store, project.id, after_days=60,
+                                    now=T0 + timedelta(days=60))
+    assert fresh_low.id in [c.id for c in later]
     # Using a record lifts it back over the threshold and clears low_score_since.
     rec.touch(store, [stale.id])
     consolidate(store, embeddings=False)

@@ -14,7 +14,7 @@ import pytest
 
 from agentctx.install import entries
 from agentctx.store import Store, projects, records
-from agentctx.store.models import Draft
+from agentctx.store.models import Draft, Record
 from tests.e2e.claude import LAUNCHER, ClaudeHarness
 from tests.e2e.script import ClaudeScript, injections, tool_results, tool_uses
 from tests.install.conftest import USER_SETTINGS, load, write
@@ -44,7 +44,7 @@ CLAUDE_JSON = """{
 }"""
 
 
-def _current(project_dir: Path) -> dict[str, records.Record]:
+def _current(project_dir: Path) -> dict[str, Record]:
     with Store.open() as db:
         project = projects.resolve(db, str(project_dir)).project
         return {record.title: record for record in records.list_records(db,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import uuid as uuidlib
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,8 @@ class TranscriptWriter:
         """A typed prompt."""
         return self._line("user", message={"role": "user", "content": text}, **fields)
 
-    def assistant(self, text: str | None = None, tools: list[tuple[str, dict[str, Any]]] = (),
+    def assistant(self, text: str | None = None,
+                  tools: Sequence[tuple[str, dict[str, Any]]] = (),
                   results: list[str | tuple[str, bool]] | None = None,
                   message_id: str | None = None, thinking: str | None = None) -> list[str]:
         """One API message: one line per block (thinking, text, tool_use), then tool results."""

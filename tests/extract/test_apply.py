@@ -9,7 +9,7 @@ import pytest
 
 from agentctx import config
 from agentctx.extract.apply import Target, apply, handover_key, normalize, plan
-from agentctx.extract.prompt import Extraction
+from agentctx.extract.request import Extraction
 from agentctx.store import Store, graph, records, sessions
 from agentctx.store import projects as proj
 from agentctx.store.models import GLOBAL_PROJECT, Draft
@@ -211,7 +211,7 @@ def test_embeddings_match_a_paraphrase_that_text_search_misses(
     folder = SHARED / "models" / "minilm-static-256"
     if not folder.is_dir():
         pytest.skip("the shared embedding model is not available")
-    pytest.importorskip("agentctx.consolidate.embed")
+    pytest.importorskip("agentctx.embedder")
     from agentctx.extract.run import _embedder
 
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))

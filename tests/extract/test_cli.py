@@ -197,7 +197,7 @@ def test_backfill_extracts_oldest_first_with_real_dates(project_dir: Path,
         current = [h for h in handovers if h.current]
         assert len(handovers) == 3 and [h.title for h in current] == [
             "Handover: newer work", "Handover: gone work"]  # two worktrees, one each
-        assert [p.root for p, _n, _s in proj.list_all(db)] == [str(project_dir)]
+        assert [item.project.root for item in proj.list_all(db)] == [str(project_dir)]
         started = sessions.get(db, made["older"].session_id)
         assert started is not None and started.started_at.startswith("2026-01-03")
     again = _agentctx(["extract", "--backfill", "--yes"], cwd=project_dir,

@@ -11,7 +11,7 @@ import httpx2
 import pytest
 
 from agentctx import background, config
-from agentctx.extract import prompt, tiers
+from agentctx.extract import request, tiers
 from agentctx.extract.run import CAP_META_KEY, Request, run
 from agentctx.store import Store, ledger, records, sessions
 from agentctx.store import projects as proj
@@ -66,8 +66,8 @@ def test_a_run_sends_the_redacted_slice_and_writes_records_and_ledger(
     (body,) = api.bodies
     assert body["model"] == "claude-haiku-4-5"
     assert body["system"][0]["cache_control"]["type"] == "ephemeral"
-    assert body["system"][0]["text"] == prompt.system_prefix()
-    assert body["output_config"]["format"]["schema"] == prompt.output_schema()
+    assert body["system"][0]["text"] == request.system_prefix()
+    assert body["output_config"]["format"]["schema"] == request.output_schema()
     sent = FakeAPI.user_text(body)
     assert "We decided to use gRPC instead of REST for the internal API." in sent
     assert "→ Write(" in sent
@@ -223,8 +223,10 @@ def test_bugfix_stubs_and_active_records_are_listed_for_the_model(
 
     def script(body: dict[str, Any]) -> Any:
         listed = body["system"][1]["text"]
-        old_id = re.search(r"(\w+) - decision - Use REST", listed).group(1)
-        stub_id = re.search(r"(\w+) - bugfix - ls: cannot", listed).group(1)
+        old_match = re.search(r"(\w+) - decision - Use REST", listed)
+        stub_match = re.search(r"(\w+) - bugfix - ls: cannot", listed)
+        assert old_match is not None and stub_match is not None
+        old_id, stub_id = old_match.group(1), stub_match.group(1)
         result = json.loads(json.dumps(DECIDED))
         result["decisions"][0]["supersedes"] = old_id
         result["bugfixes"] = [{"stub_id": stub_id, "cause": "Wrong path.", "fix": "Fixed it."}]
@@ -268,7 +270,7 @@ def test_a_long_session_is_map_reduced_with_the_cache_written_first(
     assert sorted(order[1:-1], key=int) == [str(n) for n in range(2, parts + 1)]
     synthesis = FakeAPI.user_text(api.bodies[-1])
     assert all(f"Gotcha of part {n}" in synthesis for n in range(1, parts + 1))
-    assert all(b["system"][0]["text"] == prompt.system_prefix() for b in api.bodies)
+    assert all(b["system"][0]["text"] == request.system_prefix() for b in api.bodies)
     with _open() as db:
         purposes = [row[0] for row in db.rows("SELECT purpose FROM llm_calls ORDER BY id")]
     assert purposes == ["extract-map"] * parts + ["extract-synthesis"]
@@ -333,7 +335,6 @@ def test_a_mark_left_just_before_the_lock_is_released_is_not_left_for_later(
         key: None, writer: TranscriptWriter, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Stop that finds the lock held right after the run's last dirty check still gets its
     turn extracted by this run, once the lock is released."""
-    import agentctx.extract.run as extract_run
 
     real_take = sessions.take_dirty
     landed: list[int] = []
@@ -350,7 +351,7 @@ def test_a_mark_left_just_before_the_lock_is_released_is_not_left_for_later(
             sessions.mark_dirty(db, session_id)
         return found
 
-    monkeypatch.setattr(extract_run.sessions, "take_dirty", take_dirty)
+    monkeypatch.setattr(sessions, "take_dirty", take_dirty)  # the module extraction calls
     outcome = run(Request(writer.session_id, str(writer.path)), http_client=api.client())
     assert outcome.status == "extracted"
     assert len(api.bodies) == 2

@@ -59,7 +59,7 @@ def payloads(name: str) -> list[dict[str, Any]]:
 def at(payload: dict[str, Any], folder: Path | str, **changes: Any) -> dict[str, Any]:
     """A copy of ``payload`` whose ``cwd`` (and paths under the real cwd) point into ``folder``."""
     text = json.dumps(payload).replace(REAL_CWD, str(folder))
-    moved = json.loads(text)
+    moved: dict[str, Any] = json.loads(text)
     moved.update(changes)
     return moved
 

@@ -24,8 +24,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
 from agentctx.store import Store, graph, projects, records, sessions
-from tests.consolidate import tiny_model
 from tests.hooks.conftest import at, payloads, read_log, run_hook
+from tests.support import tiny_model
 
 SIZES = [pytest.param(8, 6, 24, id="8-workers"),
          pytest.param(16, 34, 120, id="16-workers-x-200-hooks",
@@ -148,9 +148,11 @@ def test_parallel_hooks_consolidation_and_mcp_writes_lose_nothing(
             session_id = f"worker-{w:02d}"
             session = sessions.get(db, session_id)
             assert session is not None and session.ended_at is not None
-            prompts = [p["text"] for p in session.meta["prompts"]]
+            kept, tests = session.meta["prompts"], session.meta["tests"]
+            assert isinstance(kept, list) and isinstance(tests, list)
+            prompts = [p["text"] for p in kept]
             assert prompts == [f"worker {w} round {n}: what about grpc?" for n in range(rounds)]
-            assert len(session.meta["tests"]) == rounds
+            assert len(tests) == rounds
             assert sorted(graph.files_touched(db, session_id)) == sorted(
                 f"src/w{w}_{n}.py" for n in range(rounds))
             stubs = records.list_records(db, project_id=pid, types=("bugfix",),

@@ -99,11 +99,11 @@ def _no_children() -> Iterator[list[list[str]]]:
         started.append(args)
         return 0
 
-    background.spawn_detached = record  # type: ignore[assignment]
+    background.spawn_detached = record
     try:
         yield started
     finally:
-        background.spawn_detached = real  # type: ignore[assignment]
+        background.spawn_detached = real
 
 
 def run_in_process(event: str, raw: bytes) -> str:
@@ -164,7 +164,7 @@ def test_fuzzed_payloads_are_refused_or_ignored_never_a_crash(
 
 # ------------------------------------------------------------------------------ special files
 
-CONTENTS: dict[str, Callable[[Path], None]] = {
+CONTENTS: dict[str, Callable[[Path], object]] = {
     **special_files.MAKERS,
     "dangling-link": lambda path: path.symlink_to(path.parent / "missing-target"),
     "empty": lambda path: path.write_bytes(b""),

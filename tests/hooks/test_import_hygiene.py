@@ -26,7 +26,7 @@ FORBIDDEN = ("typer", "click", "pydantic", "sqlite_utils", "numpy", "textual", "
 # Not forbidden by the design, but each costs milliseconds a synchronous hook does not have.
 SLOW_STDLIB = ("typing", "pathlib", "logging", "dataclasses", "inspect", "subprocess",
                "contextlib", "tomllib", "email", "http", "asyncio", "threading")
-HOOK_MODULES = ("dispatch", "common", "render", "session_start", "prompt", "post_tool",
+HOOK_MODULES = ("dispatch", "context", "session_start", "prompt", "post_tool",
                 "pre_compact", "stop", "session_end", "cwd_changed", "subagent_start")
 _LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \| (\s*)(\S+)$")
 
@@ -83,7 +83,8 @@ def test_synchronous_hot_path_skips_slow_stdlib_modules(name: str, seeded: Path)
 def test_importing_the_hook_package_and_digest_is_lean() -> None:
     code = ("import json, sys\n"
             + "".join(f"import agentctx.hooks.{m}\n" for m in HOOK_MODULES)
-            + "import agentctx.digest\nprint(json.dumps(sorted(sys.modules)))")
+            + "import agentctx.digest\nimport agentctx.injection\nimport agentctx.judgement\n"
+            + "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
     loaded = _top(set(json.loads(done.stdout)))

@@ -82,7 +82,8 @@ def test_construction_matches_typing(call: tuple[tuple[Any, ...], dict[str, Any]
 
 
 def test_class_attributes_and_methods_match_typing() -> None:
-    lean, typed = Lean("a", 5), Typed("a", 5)
+    lean: Lean = Lean("a", 5)
+    typed = Typed("a", 5)
     for attribute in ("_fields", "_field_defaults", "__match_args__", "__doc__", "__module__"):
         assert getattr(Lean, attribute) == getattr(Typed, attribute), attribute
     assert Lean.__qualname__ == "Lean" and Lean.__mro__ == (Lean, tuple, object)
@@ -92,10 +93,9 @@ def test_class_attributes_and_methods_match_typing() -> None:
     assert tuple(lean._replace(tags=("x",))) == tuple(typed._replace(tags=("x",)))
     assert tuple(Lean._make(["b", 1, ()])) == tuple(Typed._make(["b", 1, ()]))
     assert lean.label == typed.label == "a:5" and tuple(lean.grown(2)) == tuple(typed.grown(2))
-    assert lean == ("a", 5, ()) and hash(lean) == hash(("a", 5, ()))
     assert Lean.size.__doc__ == Typed.size.__doc__ == "Alias for field number 1"
     with pytest.raises(ValueError, match="unexpected field names"):
-        lean._replace(colour=1)
+        lean._replace(colour=1)  # type: ignore[call-arg]
     with pytest.raises(TypeError, match="Expected 3 arguments, got 1"):
         Lean._make(["a"])
     with pytest.raises(AttributeError):
@@ -103,6 +103,7 @@ def test_class_attributes_and_methods_match_typing() -> None:
     match lean:
         case Lean(name, size):
             assert (name, size) == ("a", 5)
+    assert lean == ("a", 5, ()) and hash(lean) == hash(("a", 5, ()))
 
 
 def test_copies_and_pickles() -> None:
@@ -121,7 +122,7 @@ def test_class_body_rules_match_typing() -> None:
         class Worse(NamedTuple):
             first: int
 
-            def _asdict(self) -> dict[str, Any]:  # type: ignore[override]
+            def _asdict(self) -> dict[str, Any]:  # type: ignore[misc]
                 return {}
 
 

@@ -15,6 +15,7 @@ from agentctx.hooks.post_tool import (
     signature,
 )
 from agentctx.store import Store, graph, projects, records, sessions
+from agentctx.store.models import Record
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 
 
@@ -43,7 +44,7 @@ def _meta(key: str) -> list[Any]:
     return value
 
 
-def _bugfixes() -> list[records.Record]:
+def _bugfixes() -> list[Record]:
     with Store.open() as db:
         return records.list_records(db, types=("bugfix",))
 

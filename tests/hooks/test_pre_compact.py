@@ -11,6 +11,7 @@ import pytest
 from agentctx.digest import handover_key
 from agentctx.hooks.pre_compact import read_tail
 from agentctx.store import Store, projects, records
+from agentctx.store.models import Record
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 from tests.support import special_files
 
@@ -36,7 +37,7 @@ def _transcript(path: Path, prompts: list[str], todos: list[dict[str, str]]) -> 
     return path
 
 
-def _handover(app: Path) -> records.Record | None:
+def _handover(app: Path) -> Record | None:
     with Store.open() as db:
         pid = projects.resolve(db, str(app)).project.id
         return records.find_current_by_key(db, pid, "handover", handover_key(str(app)))

@@ -20,8 +20,11 @@ def _reference(text: str) -> str:
         return text
     for kind, source in _PATTERNS:
         marker = f"[REDACTED:{kind}]"
-        text = re.compile(source, re.DOTALL).sub(
-            lambda m, marker=marker: kept(m) + marker, text)
+
+        def replace(m: re.Match[str], marker: str = marker) -> str:
+            return kept(m) + marker
+
+        text = re.compile(source, re.DOTALL).sub(replace, text)
     return text
 
 

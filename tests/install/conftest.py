@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,9 +61,10 @@ def write(path: Path, text: str, mode: int | None = None) -> bytes:
     return path.read_bytes()
 
 
-def load(path: Path) -> dict:
+def load(path: Path) -> dict[str, Any]:
     """A JSON file's content."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
 
 
 @pytest.fixture

@@ -122,7 +122,7 @@ def test_uninstall_exits_non_zero_when_a_file_cannot_be_cleaned(home: Path) -> N
 
 
 def test_download_model_uses_a_local_model_folder(home: Path, tmp_path: Path) -> None:
-    from tests.consolidate import tiny_model
+    from tests.support import tiny_model
 
     model = tiny_model.build(tmp_path / "tiny-model")
     done = run_cli("init", "--yes", "--download-model",

@@ -7,6 +7,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,7 @@ def uninstall(cwd: Path | None = None) -> list[str]:
     return [step.action for step in steps]
 
 
-def without_ours(data: dict) -> dict:
+def without_ours(data: dict[str, Any]) -> dict[str, Any]:
     """``data`` minus agentctx's entries, computed independently of the code under test."""
     result = copy.deepcopy(data)
     for event, groups in list(result.get("hooks", {}).items()):

@@ -9,7 +9,7 @@ import pytest
 from agentctx.store import Store, projects, records
 from agentctx.store.models import Draft
 from tests.server.conftest import call, make_client
-from tests.server.tinymodel import TinyModel, embed_all
+from tests.support.tiny_model import TinyModel, embed_all
 
 pytestmark = pytest.mark.anyio
 

@@ -10,10 +10,11 @@ from typing import Any
 
 import pytest
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client, types
+from pydantic import FileUrl
 
 from agentctx.store import Store, graph, projects, records
 from agentctx.store.models import Draft
-from tests.server.tinymodel import TinyModel, embed_all
+from tests.support.tiny_model import TinyModel, embed_all
 
 pytestmark = pytest.mark.anyio
 
@@ -93,8 +94,8 @@ async def test_roots_from_the_client_win_over_the_environment(isolated_home: Pat
     other = tmp_path / "other repo"
     other.mkdir()
 
-    async def roots(_context: object) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=other.as_uri(), name="other")])
+    async def roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(other.as_uri()), name="other")])
 
     async with stdio_client(params(isolated_home, app_dir)) as (read, write), \
             ClientSession(read, write, list_roots_callback=roots) as session:
@@ -137,7 +138,7 @@ async def test_the_modern_client_also_works(isolated_home: Path, app_dir: Path) 
 
 
 def test_stdout_carries_only_json_rpc(isolated_home: Path, app_dir: Path) -> None:
-    requests = [
+    requests: list[dict[str, Any]] = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-11-25", "capabilities": {},
                     "clientInfo": {"name": "raw", "version": "0"}}},

@@ -6,16 +6,18 @@ import json
 import sqlite3
 import typing
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
+from pydantic import FileUrl
 
 from agentctx import config
 from agentctx.budget import estimate_tokens
 from agentctx.mcpserver import service
 from agentctx.mcpserver.app import INSTRUCTIONS, NewRecordType, RecordType
 from agentctx.store import Store, graph, projects, records
-from agentctx.store.models import RECORD_TYPES, Draft
+from agentctx.store.models import RECORD_TYPES, Draft, Record
 from tests.server.conftest import call, fail, first_id, make_client
 
 pytestmark = pytest.mark.anyio
@@ -29,7 +31,7 @@ def project_id(root: Path) -> str:
         return projects.resolve(db, str(root)).project.id
 
 
-def current(root: Path) -> list[records.Record]:
+def current(root: Path) -> list[Record]:
     with Store.open() as db:
         return records.list_records(db, project_id=project_id(root))
 
@@ -373,8 +375,8 @@ async def test_project_comes_from_roots_then_env_then_cwd(app_dir: Path, tmp_pat
     other = tmp_path / "other"
     other.mkdir()
 
-    async def roots(_context: object) -> types.ListRootsResult:
-        return types.ListRootsResult(roots=[types.Root(uri=other.as_uri(), name="other")])
+    async def roots(_context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=FileUrl(other.as_uri()), name="other")])
 
     async with make_client(mode="legacy", list_roots_callback=roots) as client:
         await call(client, "ctx_record", type="decision", title="From the roots", body="r")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.store import SCHEMA_VERSION, Store, StoreTooNew, records, search
+from agentctx.store import SCHEMA_VERSION, Store, StoreTooNew, records, search, sessions
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft
 
@@ -76,6 +76,10 @@ def test_the_first_version_store_upgrades_and_keeps_its_data(tmp_path: Path) -> 
         assert records.get(db, new.id).title == "after upgrade"
         # Version 2: the archive's full-text index exists (empty: nothing was archived).
         assert db.scalar("SELECT count(*) FROM records_archive_fts") == 0
+        # Version 3: receipts say why; one written before has no prompt and no matched words.
+        [old] = sessions.receipts(db, "s-1")
+        assert old.prompt is None and old.matched == ()
+        assert [(i.score, i.matched) for i in old.items] == [(1.0, ())]
         check_indexes(db)
     finally:
         db.close()
@@ -104,7 +108,8 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
     try:
         assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
         assert [row[0] for row in db.rows("SELECT name FROM _sqlite_migrations ORDER BY id")] \
-            == ["m001_initial", "m002_archive_fts", "m003_redact_stored_secrets"]
+            == ["m001_initial", "m002_archive_fts", "m003_redact_stored_secrets",
+                "m004_receipts_and_listings"]
         check_indexes(db)
         assert db.scalar("SELECT count(*) FROM records_archive_fts "
                          "WHERE records_archive_fts MATCH 'rest'") == 1
@@ -174,3 +179,22 @@ def test_the_store_files_are_private_whatever_the_umask(tmp_path: Path) -> None:
         assert oct(backup.stat().st_mode & 0o777) == "0o600"
     finally:
         os.umask(old)
+
+
+def test_sqlite_features_of_this_interpreter() -> None:
+    from agentctx.store.db import sqlite_features
+
+    features = sqlite_features()
+    assert features.version == sqlite3.sqlite_version
+    assert features.json1 and features.fts5  # CPython builds agentctx supports have both
+
+
+def test_backup_to_copies_the_whole_store(store: Store, tmp_path: Path) -> None:
+    made = records.add(store, Draft(type="decision", title="Use gRPC"), project_id="p")
+    sessions.ensure(store, "s", "p", started_at="2026-01-01T09:00:00.000Z")
+    sessions.end(store, "s", at="2026-01-01T10:00:00.000Z")
+    store.backup_to(tmp_path / "copy.db")
+    with Store.open(tmp_path / "copy.db") as copy:
+        assert records.get(copy, made.id) == made
+        ended = sessions.get(copy, "s")
+        assert ended is not None and ended.ended_at == "2026-01-01T10:00:00.000Z"

@@ -23,7 +23,7 @@ from agentctx.store.hybrid import (
 )
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
-from tests.server.tinymodel import TinyModel, embed_all
+from tests.support.tiny_model import TinyModel, embed_all
 
 APP = "p-app"
 OTHER = "p-other"
@@ -263,3 +263,34 @@ def test_fingerprint_moves_with_records_and_embeddings(db: Store, model: TinyMod
     assert fingerprint(db) != second
     records.touch(db, [records.list_records(db, project_id=APP)[0].id])
     assert fingerprint(db) == fingerprint(db)
+
+
+def test_search_stored_is_keyword_until_consolidated_then_hybrid(
+        store: Store, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-shot hybrid search (agentctx search, the TUI): the query is embedded from the
+    query side file consolidation writes, the vectors read from the store."""
+    from agentctx.consolidate.run import consolidate
+    from agentctx.embedder import forget_loaded, load_model
+    from agentctx.store.hybrid import search_stored
+    from tests.support import tiny_model
+
+    folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
+    schema = records.add(store, Draft(type="decision", title="Database schema migrations run "
+                                      "first"), project_id=APP)
+    records.add(store, Draft(type="convention", title="Every pytest fixture lives in conftest"),
+                project_id=APP)
+    query = Query(text="sqlite postgres", project_id=APP)
+    hits, mode = search_stored(store, query)
+    assert hits == [] and mode == "keyword (no query side file: run agentctx consolidate)"
+    try:
+        assert consolidate(store, model=load_model(), judge=None).query_model == "written"
+    finally:
+        forget_loaded()
+    hits, mode = search_stored(store, query)
+    assert mode == "hybrid"
+    assert [h.record.id for h in hits] == [schema.id]  # by meaning: no word in common
+    assert hits[0].relevance == 0.0 and hits[0].matched == ()
+    hits, mode = search_stored(store, Query(text="zzz qqq", project_id=APP))
+    assert hits == [] and mode == "keyword (no query word is in the model's vocabulary)"

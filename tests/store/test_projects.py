@@ -41,8 +41,8 @@ def test_pause_and_list(store: Store, project_dir: Path) -> None:
     records.add(store, Draft(type="decision", title="x"), project_id=pid)
     assert projects.set_paused(store, "app", True).paused
     assert projects.resolve(store, str(project_dir)).project.paused
-    [(listed, count, _)] = projects.list_all(store)
-    assert listed.id == pid and count == 1
+    [listed] = projects.list_all(store)
+    assert listed.project.id == pid and listed.project.paused and listed.records == 1
 
 
 def test_merge_rehomes_everything(store: Store, tmp_path: Path, project_dir: Path) -> None:
@@ -65,5 +65,37 @@ def test_merge_rehomes_everything(store: Store, tmp_path: Path, project_dir: Pat
     assert sessions.get(store, "s1").project_id == new.id  # type: ignore[union-attr]
     assert records.find_current_by_key(store, new.id, "profile", "command.test") == newer
     assert store.scalar("SELECT count(*) FROM nodes WHERE name = 'src/main.py'") == 1
-    assert [p.id for p, _, _ in projects.list_all(store)] == [new.id]
+    assert [item.project.id for item in projects.list_all(store)] == [new.id]
     assert projects.resolve(store, str(old_dir)).project.id == new.id
+
+
+def test_listing_says_what_each_project_holds_and_cost_a_page_at_a_time(
+        store: Store, tmp_path: Path) -> None:
+    folders = [tmp_path / name for name in ("alpha", "beta", "gamma")]
+    ids = []
+    for folder in folders:
+        folder.mkdir()
+        ids.append(projects.resolve(store, str(folder)).project.id)
+    store.execute("UPDATE projects SET last_seen = ? WHERE id = ?", ("2026-01-01", ids[0]))
+    alpha = ids[0]
+    records.add(store, Draft(type="decision", title="Use gRPC"), project_id=alpha)
+    records.add(store, Draft(type="decision", title="Use REST"), project_id=alpha)
+    old = records.add(store, Draft(type="convention", title="tabs"), project_id=alpha)
+    records.supersede(store, old.id, Draft(type="", title="spaces"), "style guide")
+    sessions.ensure(store, "s-1", alpha, started_at="2026-02-01T10:00:00.000Z")
+    sessions.ensure(store, "s-2", alpha, started_at="2026-02-03T10:00:00.000Z")
+    sessions.add_receipt(store, session_id="s-1", project_id=alpha, event="SessionStart",
+                         record_ids=[], scores=[], tokens=300, chars=900)
+    sessions.add_receipt(store, session_id="s-2", project_id=alpha, event="UserPromptSubmit",
+                         record_ids=[], scores=[], tokens=45, chars=150)
+
+    listed = projects.list_all(store)
+    assert projects.count(store) == 3 == len(listed)
+    assert listed[-1].project.id == alpha  # seen longest ago: last
+    summary = listed[-1]
+    assert summary.records == 3 and summary.by_type == {"decision": 2, "convention": 1}
+    assert summary.sessions == 2 and summary.last_session == "2026-02-03T10:00:00.000Z"
+    assert summary.tokens_injected == 345 and summary.last_seen == "2026-01-01"
+    assert listed[0].records == 0 and listed[0].by_type == {} and listed[0].tokens_injected == 0
+    pages = [projects.list_all(store, limit=2, offset=start) for start in (0, 2)]
+    assert [s.project.id for page in pages for s in page] == [s.project.id for s in listed]

@@ -93,8 +93,9 @@ def test_update_keeps_id_and_audits_old_values(store: Store) -> None:
     updated = records.update(store, r.id, title="Use gRPC", actor="tui")
     assert updated.id == r.id and updated.title == "Use gRPC" and updated.pending_embedding
     trail = records.edits_of(store, r.id)
-    assert [(e["field"], e["old_value"], e["new_value"], e["actor"]) for e in trail] == [
+    assert [(e.field, e.old_value, e.new_value, e.actor) for e in trail] == [
         ("title", "Use gRCP", "Use gRPC", "tui")]
+    assert trail[0].changed_at >= r.recorded_at
 
 
 def test_access_counters_never_reindex_fts(store: Store) -> None:
@@ -226,3 +227,10 @@ def test_change_counter_moves_on_meaningful_writes_only(store: Store) -> None:
     assert store.change_counter() == start + 2
     store.execute("UPDATE records SET score = 0.5, pending_embedding = 0 WHERE id = ?", (r.id,))
     assert store.change_counter() == start + 2
+
+
+def test_get_many_keeps_order_and_names_what_it_could_not_find(store: Store) -> None:
+    a, b = add(store, "A"), add(store, "B")
+    found, problems = records.get_many(store, [b.id, "0000", a.id[:12]])
+    assert [r.id for r in found] == [b.id, a.id]
+    assert len(problems) == 1 and problems[0].startswith("0000: ")

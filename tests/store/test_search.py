@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -109,12 +111,18 @@ def test_any_text_is_a_valid_query(seeded: Store, text: str) -> None:
 
 @pytest.mark.parametrize("backend", ["like", "pinned"])
 def test_degradation_ladder(seeded: Store, backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("AGENTCTX_SEARCH", backend)
-    found = titles(seeded, "grpc protobuf")
+    monkeypatch.setenv("AGENTCTX_SEARCH", "fts")  # the store reads no knob: the caller decides
+    found = titles(seeded, "grpc protobuf", backend=backend)
     if backend == "like":
         assert found[0] == "Internal API uses gRPC"
     else:
         assert found == ["Money is integer cents"]
+
+
+def test_the_store_reads_no_configuration(seeded: Store, isolated_home: Path) -> None:
+    (isolated_home / "config.json").write_text('{"search": "pinned"}', encoding="utf-8")
+    assert titles(seeded, "grpc protobuf")[0] == "Internal API uses gRPC"  # fts: the default
+    assert titles(seeded, "grpc protobuf", backend="pinned") == ["Money is integer cents"]
 
 
 def test_missing_fts_falls_back_to_like(seeded: Store) -> None:

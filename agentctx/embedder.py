@@ -1,6 +1,7 @@
 """The embedding model: model2vec static embeddings, loaded from a folder or fetched once.
 
-Contract (used by consolidation, the MCP server's hybrid search and ``agentctx init``):
+Contract (used by consolidation, extraction's preference matching, the MCP server's hybrid
+search, the benchmarks and ``agentctx init``):
 
 * :func:`load_model` ``(cfg=None) -> EmbeddingModel | None`` — ``None`` when the ``embeddings``
   knob is off or the model cannot be had; it logs one line saying why, never raises and never
@@ -11,8 +12,8 @@ Contract (used by consolidation, the MCP server's hybrid search and ``agentctx i
 * :func:`download_model` ``(cfg) -> Path`` — the folder holding the model, downloading it first
   when needed (``agentctx init --download-model``); raises :class:`ModelUnavailable` with a
   one-line reason.
-* :func:`embedding_text` — what is embedded for a record: ``[type] [date] [project] title`` then
-  the body (the type and date prefix measurably helps typed retrieval).
+* :func:`embedding_text` — what is embedded for a record: ``[type] title`` then the body;
+  :func:`query_text` — what is embedded for a search.
 
 Where the model comes from (the ``embed_model`` knob, ``AGENTCTX_EMBED_MODEL``): an existing local
 folder is loaded as is and nothing is downloaded. Anything else is a hub id: it is looked up in

@@ -8,9 +8,9 @@ from typing import Any
 import httpx2
 import pytest
 
-from agentctx.extract import prompt
-from agentctx.extract.client import Deadline, LLMError, make_client, structured_call
-from agentctx.extract.prompt import Extraction
+from agentctx.extract import request
+from agentctx.extract.request import Extraction
+from agentctx.llm.client import Deadline, LLMError, make_client, structured_call
 from tests.extract.builders import FakeAPI, api_message, extraction
 
 GOOD = extraction(decisions=[{"what": "Use gRPC", "rationale": "streaming",
@@ -20,7 +20,7 @@ GOOD = extraction(decisions=[{"what": "Use gRPC", "rationale": "streaming",
 def _call(api: FakeAPI, **options: Any) -> Any:
     client = make_client(api.client(), api_key="test-key")
     return structured_call(client, output_type=Extraction, model="claude-haiku-4-5",
-                           system=prompt.system_blocks("project block"), user="transcript",
+                           system=request.system_blocks("project block"), user="transcript",
                            **options)
 
 
@@ -34,11 +34,11 @@ def test_request_carries_model_cached_system_and_the_schema() -> None:
     body = api.bodies[0]
     assert body["model"] == "claude-haiku-4-5"
     assert body["system"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
-    assert body["system"][0]["text"] == prompt.system_prefix()
+    assert body["system"][0]["text"] == request.system_prefix()
     assert body["system"][1] == {"type": "text", "text": "project block"}
     assert body["messages"] == [{"role": "user", "content": "transcript"}]
     assert body["output_config"]["format"] == {"type": "json_schema",
-                                               "schema": prompt.output_schema()}
+                                               "schema": request.output_schema()}
     assert "temperature" not in body
     (attempt,) = result.attempts
     assert attempt.ok and attempt.usage.cache_write_1h_tokens == 6000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agentctx.benchmarks import coding_data as data
-from agentctx.benchmarks import projects
+from agentctx.benchmarks import eval_projects as projects
 
 
 def test_there_are_at_least_three_evaluation_projects() -> None:

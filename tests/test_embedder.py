@@ -9,32 +9,32 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentctx import config
-from agentctx.consolidate import embed
-from agentctx.consolidate.embed import EmbeddingModel, ModelUnavailable
+from agentctx import config, embedder
+from agentctx.embedder import EmbeddingModel, ModelUnavailable
 from agentctx.store import Store
-from tests.consolidate import hub, tiny_model
+from tests.consolidate import hub
+from tests.support import tiny_model
 
 REPO_ID = "acme/tiny-static"
 
 
 @pytest.fixture(autouse=True)
 def _fresh_cache() -> None:
-    embed.forget_loaded()
+    embedder.forget_loaded()
 
 
 def test_embedding_text_is_type_title_and_body() -> None:
-    text = embed.embedding_text("decision", "2026-03-01T10:00:00.000Z", "acme-app",
+    text = embedder.embedding_text("decision", "2026-03-01T10:00:00.000Z", "acme-app",
                                 "Use SQLite", "WAL mode, one writer.")
     assert text == "[decision] Use SQLite\nWAL mode, one writer."
-    assert embed.embedding_text("bugfix", "2026-03-02", "x", "Fix crash", "  ") == \
+    assert embedder.embedding_text("bugfix", "2026-03-02", "x", "Fix crash", "  ") == \
         "[bugfix] Fix crash"
 
 
 def test_query_text_keeps_the_topic_words() -> None:
-    assert embed.query_text("I was wondering what we decided about the internal API?") == \
+    assert embedder.query_text("I was wondering what we decided about the internal API?") == \
         "decided internal api"
-    assert embed.query_text("the and of") == "the and of"
+    assert embedder.query_text("the and of") == "the and of"
 
 
 def test_a_new_embedding_text_format_re_embeds(store: Store) -> None:
@@ -48,7 +48,7 @@ def test_a_new_embedding_text_format_re_embeds(store: Store) -> None:
     assert vectors.requeue_other_format(store, 1) == 1  # no format stored yet: re-embed
     store.execute("UPDATE records SET pending_embedding = 0")
     assert vectors.requeue_other_format(store, 1) == 0
-    assert vectors.requeue_other_format(store, embed.EMBED_TEXT_FORMAT) == 1
+    assert vectors.requeue_other_format(store, embedder.EMBED_TEXT_FORMAT) == 1
 
 
 def test_local_folder_loads_and_encodes_unit_float32_rows(tiny: EmbeddingModel,
@@ -63,7 +63,7 @@ def test_local_folder_loads_and_encodes_unit_float32_rows(tiny: EmbeddingModel,
     assert float(rows[0] @ rows[1]) < 0.2
     assert tiny.encode([]).shape == (0, tiny_model.DIM)
     # One load per process: the same object comes back.
-    assert embed.load_model() is tiny
+    assert embedder.load_model() is tiny
 
 
 def test_embeddings_off_or_broken_model_gives_none_with_one_log_line(
@@ -71,7 +71,7 @@ def test_embeddings_off_or_broken_model_gives_none_with_one_log_line(
         tiny_model_dir: Path) -> None:
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(tiny_model_dir))
     monkeypatch.setenv("AGENTCTX_EMBEDDINGS", "off")
-    assert embed.load_model() is None
+    assert embedder.load_model() is None
     monkeypatch.delenv("AGENTCTX_EMBEDDINGS")
     broken = tmp_path / "broken"
     broken.mkdir()
@@ -80,18 +80,18 @@ def test_embeddings_off_or_broken_model_gives_none_with_one_log_line(
     (broken / "config.json").write_text("{}", encoding="utf-8")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(broken))
     with caplog.at_level(logging.WARNING, logger="agentctx"):
-        assert embed.load_model() is None
+        assert embedder.load_model() is None
     assert len(caplog.records) == 1 and "failed to load" in caplog.records[0].getMessage()
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(empty))
     with pytest.raises(ModelUnavailable, match="not a model2vec model folder"):
-        embed.download_model()
+        embedder.download_model()
     for value in ("/no/such/folder", "./relative/missing", "not a hub id"):
         monkeypatch.setenv("AGENTCTX_EMBED_MODEL", value)
         with pytest.raises(ModelUnavailable, match="neither an existing folder nor a hub id"):
-            embed.download_model()
-        assert embed.load_model() is None
+            embedder.download_model()
+        assert embedder.load_model() is None
 
 
 def test_hub_model_is_downloaded_once_into_the_home(
@@ -101,7 +101,7 @@ def test_hub_model_is_downloaded_once_into_the_home(
     with hub.serve(REPO_ID, tiny_model_dir) as fake:
         monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
         with caplog.at_level(logging.WARNING, logger="agentctx"):
-            folder = embed.download_model()
+            folder = embedder.download_model()
         notices = [r.getMessage() for r in caplog.records]
         assert len(notices) == 1 and "downloading embedding model acme/tiny-static" in notices[0]
         assert folder.is_relative_to(isolated_home / "models")
@@ -112,13 +112,13 @@ def test_hub_model_is_downloaded_once_into_the_home(
         assert any(p.endswith("/model.safetensors") and p.startswith(f"/{REPO_ID}/resolve/")
                    for p in paths)
         asked = len(fake.requests)
-        model = embed.load_model()
+        model = embedder.load_model()
         assert model is not None and model.name == REPO_ID and model.dim == tiny_model.DIM
         assert len(fake.requests) == asked  # loaded from <home>/models, no second download
     # The hub is gone: the cached copy still loads, with no network at all.
-    embed.forget_loaded()
+    embedder.forget_loaded()
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
-    cached = embed.load_model()
+    cached = embedder.load_model()
     assert cached is not None and cached.name == REPO_ID
     vector = cached.encode(["redis cache"])[0]
     assert float(vector @ tiny_model.topic_vector("cache")) > 0.95
@@ -130,15 +130,15 @@ def test_offline_or_unreachable_hub_degrades_fast(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on port 9
     began = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="agentctx"):
-        assert embed.load_model() is None
+        assert embedder.load_model() is None
     assert time.monotonic() - began < 5
     assert "hub is unreachable" in caplog.text
     with pytest.raises(ModelUnavailable, match="unreachable"):
-        embed.download_model()
+        embedder.download_model()
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelUnavailable, match="HF_HUB_OFFLINE"):
-        embed.download_model()
-    assert embed.load_model(config.Config.load(), allow_download=False) is None
+        embedder.download_model()
+    assert embedder.load_model(config.Config.load(), allow_download=False) is None
 
 
 def test_unknown_repository_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
@@ -147,4 +147,4 @@ def test_unknown_repository_is_a_clear_error(monkeypatch: pytest.MonkeyPatch,
     with hub.serve(REPO_ID, tiny_model_dir) as fake:
         monkeypatch.setenv("HF_ENDPOINT", fake.endpoint)
         with pytest.raises(ModelUnavailable, match="could not download acme/other-model"):
-            embed.download_model()
+            embedder.download_model()

@@ -9,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentctx.consolidate import querymodel as writer
-from agentctx.consolidate.embed import EmbeddingModel, forget_loaded, load_model, query_text
+from agentctx.consolidate import query_side_file as writer
 from agentctx.consolidate.run import consolidate
+from agentctx.embedder import EmbeddingModel, forget_loaded, load_model, query_text
 from agentctx.store import Store, querymodel
 from agentctx.store.models import Project
 from agentctx.store.textproc import query_terms
 from tests.conftest import SHARED
-from tests.consolidate import tiny_model
 from tests.consolidate.conftest import add
+from tests.support import tiny_model
 
 REAL_MODEL = SHARED / "models" / "minilm-static-256"
 PROMPTS = [

@@ -10,7 +10,7 @@ Exactly this, and nothing more:
 * ``SELECT rowid FROM turns WHERE turns MATCH ? ORDER BY rank LIMIT k`` (``rank`` is FTS5's BM25).
 
 It is a measuring stick, not a search agentctx uses: it lives in its own throwaway connection,
-never in a store.
+never in a store. It sits in ``agentctx.store`` because that is where all of agentctx's SQL is.
 """
 
 from __future__ import annotations

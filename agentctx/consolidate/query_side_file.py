@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from agentctx import config
-from agentctx.consolidate.embed import EmbeddingModel
+from agentctx.embedder import EmbeddingModel
 from agentctx.store import querymodel
 from agentctx.store.db import Store
 

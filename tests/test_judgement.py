@@ -1,0 +1,113 @@
+"""The per-prompt judgement (agentctx.judgement): one decision for the hook, preview and the
+benchmarks — every candidate's outcome, the composed text, and the settings it runs on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agentctx import config, judgement
+from agentctx.benchmarks import retrieval
+from agentctx.judgement import CAPPED, CUT, INJECT, SEEN, WEAK
+from agentctx.store import Store, projects, records, sessions
+from agentctx.store.models import Draft
+from tests.hooks.conftest import at, payloads, run_hook
+
+DEFAULTS = judgement.settings(config.Config({}, environ={}))
+
+
+def _add(db: Store, project_id: str, type_: str, title: str, body: str = "") -> str:
+    return records.add(db, Draft(type=type_, title=title, body=body),
+                       project_id=project_id).id
+
+
+def test_settings_come_from_the_configuration_clamped_to_the_laws() -> None:
+    knobs = judgement.settings(config.Config(
+        {"prompt_records": 3, "prompt_tokens": 2000, "injection_chars": 8000,
+         "prompt_min_relevance": 0.5, "prompt_semantic_check": False, "search": "like"},
+        environ={"AGENTCTX_PROMPT_RECORDS": "2"}))
+    assert knobs == judgement.Settings(0.5, 2, 2000, 8000, False, "like")
+    assert "prompt_records=2" in knobs.describe() and "search=like" in knobs.describe()
+    oversized = DEFAULTS._replace(max_records=50, max_tokens=10**6, max_chars=10**6)
+    with Store.open(Path(config.home()) / "s.db") as db:
+        for n in range(6):
+            _add(db, "p", "decision", f"Billing cache rule {n}", "x" * 3000)
+        decision = judgement.decide(db, "p", "app", "billing cache rule", oversized)
+    # Whatever a caller passes, the laws hold: 3 records, 2,000 tokens, 8,000 characters.
+    assert len(decision.injected) <= config.PROMPT_MAX_RECORDS
+    assert len(decision.text) <= config.INJECTION_MAX_CHARS
+
+
+def test_a_changed_fact_is_injected_with_what_it_replaces(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as db:
+        old = records.add(db, Draft(type="decision", title="Errors go to Rollbar",
+                                    body="ROLLBAR_TOKEN in the env."), project_id="p")
+        new = records.supersede(db, old.id, Draft(type="", title="Errors go to Sentry",
+                                                  body="SENTRY_DSN in the env."), "cost")
+        chosen = judgement.select(db, "p", "where do I put the rollbar token?", DEFAULTS)
+        assert [h.record.id for h in chosen] == [new.id]
+        text, _ = judgement.compose(chosen, "app", DEFAULTS)
+        assert f"[{new.id}]" in text and f"replaces [{old.id}]" in text
+        assert "SENTRY_DSN" in text and "ROLLBAR_TOKEN" not in text
+
+
+def test_every_candidate_gets_its_outcome(tmp_path: Path) -> None:
+    """Each reason a candidate is left out is reported, and the injected ones are exactly what
+    the hook selects."""
+    knobs = judgement.settings(config.Config({"prompt_tokens": 350}, environ={}))
+    with Store.open(tmp_path / "s.db") as db:
+        seen = _add(db, "p", "decision", "Billing cache expires hourly")
+        strong = [_add(db, "p", "discovery", f"Billing cache expires after {n} minutes",
+                       "x" * 600 * n) for n in (1, 2, 3, 4)]
+        weak = _add(db, "p", "convention", "Cache keys carry the tenant id")
+        decision = judgement.decide(db, "p", "app", "billing cache expires", knobs,
+                                    seen={seen}, candidates=10)
+        selected = judgement.select(db, "p", "billing cache expires", knobs, seen={seen})
+        hook_view = judgement.judge(db, "p", "billing cache expires", knobs, seen={seen})
+    verdicts, text = decision.verdicts, decision.text
+    outcome = {v.hit.record.id: v.outcome for v in verdicts}
+    assert outcome[seen] == SEEN and outcome[weak] == WEAK
+    picked = [v.hit.record.id for v in verdicts if v.outcome in (INJECT, CUT)]
+    assert [h.record.id for h in selected] == picked and len(picked) == 3
+    assert [outcome[r] for r in picked] == [INJECT, INJECT, CUT] or \
+        [outcome[r] for r in picked] == [INJECT, CUT, CUT]
+    assert [r for r in strong if outcome[r] == CAPPED] == [r for r in strong if r not in picked]
+    assert all(f"[{r}]" in text for r in picked if outcome[r] == INJECT)
+    assert not any(f"[{r}]" in text for r in picked if outcome[r] == CUT)
+    assert [h.record.id for h in decision.injected] == [r for r in picked
+                                                        if outcome[r] == INJECT]
+    # The hook's own call looks at no more than it needs.
+    assert weak not in {v.hit.record.id for v in hook_view}
+
+
+def test_the_hook_and_the_benchmarks_inject_what_decide_decides(project_dir: Path) -> None:
+    with Store.open() as db:
+        project = projects.resolve(db, str(project_dir)).project
+        grpc = _add(db, project.id, "decision", "Use gRPC instead of REST for the internal API",
+                    "REST was too chatty between services.")
+        _add(db, project.id, "convention", "Internal API errors carry a request id")
+        _add(db, project.id, "bugfix", "Login page crashed on empty passwords")
+    prompt = "why is the internal API gRPC and not REST?"
+    with Store.open() as db:
+        decision = judgement.decide(db, project.id, project.name, prompt, DEFAULTS)
+        benchmark = retrieval.hook_injection(db, prompt, project.id, project.name,
+                                             config.Config({}, environ={}))
+    assert grpc in [h.record.id for h in decision.injected]
+    assert benchmark.text == decision.text
+    payload = at(payloads("UserPromptSubmit")[0], project_dir, prompt=prompt)
+    assert run_hook("prompt", payload).context == decision.text
+    with Store.open() as db:
+        [receipt] = sessions.receipts(db, str(payload["session_id"]))
+    assert list(receipt.record_ids) == [h.record.id for h in decision.injected]
+    assert receipt.scores == tuple(h.relevance for h in decision.injected)
+
+
+def test_an_opted_out_or_empty_prompt_gets_nothing(tmp_path: Path) -> None:
+    assert judgement.opted_out("  #NOCTX why is the api grpc?")
+    assert not judgement.opted_out("why is the api grpc? #noctx")
+    with Store.open(tmp_path / "s.db") as db:
+        _add(db, "p", "decision", "Use gRPC")
+        assert judgement.decide(db, "p", "app", "   ", DEFAULTS) == judgement.Decision([], "", [])
+        assert judgement.semantic_check_state(db, DEFAULTS) == (
+            "not ready (run 'agentctx consolidate')")
+        assert judgement.semantic_check_state(db, DEFAULTS._replace(semantic_check=False)) == \
+            "off"
