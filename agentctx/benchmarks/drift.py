@@ -173,7 +173,7 @@ def evaluate(fixture: Fixture, *, params: Params = DEFAULT, encoder: Encoder | N
     """Load ``fixture`` into a fresh store, scan its memory files and compare with its labels."""
     import time
 
-    from agentctx.drift.scan import CONTRADICTED, MISSING, STALE, scan
+    from agentctx.drift.scanner import CONTRADICTED, MISSING, STALE, scan
 
     with tempfile.TemporaryDirectory(dir=work, ignore_cleanup_errors=True) as folder, \
             Store.open(Path(folder) / "drift.db") as db:

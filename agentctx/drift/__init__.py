@@ -29,8 +29,8 @@ from agentctx import config
 from agentctx.drift import sync
 from agentctx.drift.coverage import DEFAULT, Encoder, Params
 from agentctx.drift.propose import FileChange, Proposal, Proposed, propose
-from agentctx.drift.scan import CLASSES, CONTRADICTED, MISSING, STALE, Candidate, Scan, scan
-from agentctx.drift.scan import record as record_scan
+from agentctx.drift.scanner import CLASSES, CONTRADICTED, MISSING, STALE, Candidate, Scan, scan
+from agentctx.drift.scanner import record as record_scan
 from agentctx.drift.sync import Changed
 from agentctx.store import digests
 from agentctx.store import drift as store_drift

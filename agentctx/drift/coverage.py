@@ -1,21 +1,25 @@
 """How well the memory files state each record: keyword coverage, plus vectors when available.
 
 A record's **coverage** by a piece of text is the weighted share of the record's terms (porter
-stems, stop words dropped) that the text contains. A term weighs its inverse document frequency
-over everything compared (the memory files' units and the records), times a prior from its
-English frequency (a very common word says little: "use", "run"), and more when it is in the
-title (the body often carries a rationale no memory file repeats).
+stems as the FTS index makes them, stop words dropped, version numbers such as ``4.1.3`` kept
+whole) that the text contains. A term weighs its inverse document frequency over everything
+compared (the memory files' units and the records), times a prior from its English frequency (a
+very common word says little: "use", "run"), more when it is a number or version, and more when
+it is in the title (the body often carries a rationale no memory file repeats).
 
 Each unit of a memory file (a sentence, a table row, a code line, a heading) is read in three
-windows, the widest discounted: the unit with its heading path; its block (list item, paragraph,
-fence, or table with its header row) with the heading path; its whole section. A record's coverage
-is its best window's. With an embedding model, a window also scores by the cosine between its
-vector and the record's; the better of the two counts.
+windows, the wider ones discounted: the unit with its heading path; its block (list item,
+paragraph, fence, or a table row with the header row) with the heading path; its whole section.
+A fact spread over a few places (a table row, a command, a sentence) is also read as the union of
+the few units that add most to its coverage, discounted. A record's coverage is its best
+reading's. With an embedding model, a unit and its block also score by their cosine with the
+record, mapped from [``vector_low``, ``vector_high``] to [0, 1]; the better side counts.
 
-**Chains.** A current record and the records it superseded compete for each window: each member
-weighs more the terms that only it has within the chain ("pytest" against "nose"), and the window
-belongs to the member it covers best (the current one on a tie). So "run tests with nose" counts
-for the superseded record, not for "run tests with pytest".
+**Chains.** A current record and the records it superseded compete for each unit. What decides
+is each member's *own* terms (those no other member has: "pytest" against "nose", "16" against
+"15") in the unit's own words, leaving out words under a negation ("we don't use nose any more"):
+an older version takes the unit only when its own terms are there in a fair share and the current
+record's are not nearly as much; otherwise the unit stays with the current record.
 
 Text that carries an agentctx id comment (an entry of the marked section, a replacement written
 beside struck text) states the record it names and nothing else.
@@ -24,6 +28,7 @@ beside struck text) states the record it names and nothing else.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
@@ -39,16 +44,22 @@ Encoder = Callable[[list[str]], Any]
 class Params(NamedTuple):
     """The scan's knobs (tuned on the drift benchmark's tuning fixtures: bench/bench_drift.py)."""
 
-    threshold: float = 0.5  # coverage from which a record counts as stated
+    threshold: float = 0.45  # coverage from which a current record counts as stated
     title_weight: float = 1.5  # a title term weighs this much more than a body-only term
     block_discount: float = 0.9  # the block window's coverage is multiplied by this
     section_discount: float = 0.75  # and the section window's by this
-    distinct_boost: float = 1.0  # a chain member's own terms weigh (1 + this) in the contest
     common_prior: float = 0.35  # weight of a top-300 English word (1.0 for rare words)
     frequent_prior: float = 0.7  # weight of a top-3,000 English word
-    vector_low: float = 0.45  # a cosine at or below this is no evidence
-    vector_high: float = 0.85  # a cosine at or above this is full coverage
+    vector_low: float = 0.55  # a cosine at or below this is no evidence
+    vector_high: float = 0.9  # a cosine at or above this is full coverage
     vector_weight: float = 0.9  # the vector side's coverage is multiplied by this
+    union_units: int = 3  # a fact spread over places: the union of up to this many units
+    union_discount: float = 0.85  # and its coverage multiplied by this
+    current_keeps: float = 0.5  # the current record keeps text where its own terms' share is
+    # at least this fraction of the best member's
+    min_own_share: float = 0.3  # an older version wins text holding this share of its own terms
+    stale_threshold: float = 0.45  # coverage from which a superseded record counts as stated
+    number_weight: float = 2.0  # a number or version weighs this much more than a word
 
 
 DEFAULT = Params()
@@ -74,11 +85,53 @@ class Match(NamedTuple):
 
 
 NO_MATCH = Match(0.0, None, 0.0, 0.0)
+UNION_POOL = 8  # the units (best on their own) a union is chosen from
+
+
+# Words that make a sentence about a superseded fact a statement that it no longer holds
+# ("there is no requirements.txt any more", "we don't use workspaces").
+NEGATIONS = frozenset("""no not never don doesn isn aren won without instead anymore longer
+removed deleted dropped deprecated legacy formerly previously replaced nor""".split())
+
+
+NEGATION_BEFORE, NEGATION_AFTER = 2, 4  # words around a negation that it is about
+
+
+def negated(text: str) -> bool:
+    """Whether ``text`` has a word of negation or of something given up (:data:`NEGATIONS`)."""
+    return any(t in NEGATIONS for t in tokens(text))
+
+
+def negated_words(text: str) -> set[str]:
+    """The words of ``text`` close to a negation: "we don't use workspaces" negates "use" and
+    "workspaces", "requirements.txt was removed" negates "requirements" and "txt"."""
+    words = tokens(text)
+    found: set[str] = set()
+    for position, word in enumerate(words):
+        if word in NEGATIONS:
+            found.update(words[max(0, position - NEGATION_BEFORE):position + NEGATION_AFTER + 1])
+    return found - NEGATIONS
+
+
+_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?:\.[xX*])?(?![\w.]*\w)")
 
 
 def words_of(text: str) -> list[str]:
-    """The comparable words of a text: unicode61 tokens without stop words or lone letters."""
-    return [t for t in tokens(text) if t not in STOP_WORDS and (len(t) > 1 or t.isdigit())]
+    """The comparable words of a text: unicode61 tokens without stop words or lone letters, and
+    version numbers whole ("4.1.3", with its prefix "4.1"), never split into digits."""
+    versions: list[str] = []
+
+    def keep(match: re.Match[str]) -> str:
+        number = match.group(1)
+        versions.append(number)
+        parts = number.split(".")
+        if len(parts) > 2:
+            versions.append(".".join(parts[:2]))
+        return " "
+
+    rest = _VERSION.sub(keep, text)
+    found = [t for t in tokens(rest) if t not in STOP_WORDS and (len(t) > 1 or t.isdigit())]
+    return found + versions
 
 
 class _Corpus:
@@ -90,7 +143,8 @@ class _Corpus:
         fact_titles = [f.title for f in facts]
         fact_bodies = [f.body for f in facts]
         all_words = [words_of(t) for t in (*texts, *heading_texts, *fact_titles, *fact_bodies)]
-        stem_of = stems(w for ws in all_words for w in ws)
+        stem_of = stems(w for ws in all_words for w in ws if "." not in w)
+        stem_of.update((w, w) for ws in all_words for w in ws if "." in w)
         sets = [frozenset(stem_of[w] for w in ws) for ws in all_words]
         n_units, n_facts = len(units), len(facts)
         self.unit_terms = sets[:n_units]
@@ -119,6 +173,8 @@ class _Corpus:
             if r is not None:
                 prior = params.common_prior if r <= 300 else (
                     params.frequent_prior if r <= 3000 else 1.0)
+            if term[0].isdigit():
+                prior *= params.number_weight
             self.weight[term] = math.log(1.0 + total / count) * prior
         # Windows: unit + headings; block (+ a table's header row) + headings; whole section.
         self.window_a = [self.unit_terms[i] | heading_terms[i] for i in range(n_units)]
@@ -139,59 +195,27 @@ class _Corpus:
             else:
                 self.window_b.append(frozenset(block_terms[u.block]))
         self.window_c = [frozenset(section_terms[u.section]) for u in units]
+        self.unit_negated = [negated(u.text) for u in units]
+        # Stems said under a negation in each unit: they count for no member of a chain.
+        self.negated_terms = [frozenset(stem_of.get(w, w) for w in negated_words(u.text))
+                              for u in units]
+        self.fact_negated = [negated(f"{f.title} {f.body}") for f in facts]
         self.postings: dict[str, list[int]] = defaultdict(list)
         for i, terms in enumerate(self.window_a):
             for term in terms:
                 self.postings[term].append(i)
 
 
-def _weights(corpus: _Corpus, index: int, params: Params, own: frozenset[str] = frozenset(),
-             ) -> dict[str, float]:
+def _weights(corpus: _Corpus, index: int, params: Params) -> dict[str, float]:
     title, body = corpus.title_terms[index], corpus.body_terms[index]
-    weights: dict[str, float] = {}
-    for term in title | body:
-        w = corpus.weight.get(term, 0.0) * (params.title_weight if term in title else 1.0)
-        if term in own:
-            w *= 1.0 + params.distinct_boost
-        weights[term] = w
-    return weights
+    return {term: corpus.weight.get(term, 0.0) * (params.title_weight if term in title else 1.0)
+            for term in title | body}
 
 
-def _coverage(weights: Mapping[str, float], total: float, window: frozenset[str]) -> float:
+def _share(weights: Mapping[str, float], total: float, window: frozenset[str]) -> float:
     if total <= 0:
         return 0.0
     return sum(w for t, w in weights.items() if t in window) / total
-
-
-class _Scored(NamedTuple):
-    keyword: dict[int, float]  # unit index -> best keyword coverage of its windows
-    anchor: dict[int, float]  # unit index -> coverage of its own window (tie-break)
-
-
-def _keyword_scores(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
-                    params: Params, allowed: Callable[[int], bool]) -> _Scored:
-    total = sum(weights.values())
-    candidates: set[int] = set()
-    for term in weights:
-        candidates.update(corpus.postings.get(term, ()))
-    scores: dict[int, float] = {}
-    anchors: dict[int, float] = {}
-    by_block: dict[int, float] = {}
-    by_section: dict[int, float] = {}
-    for i in candidates:
-        if not allowed(i):
-            continue
-        unit = units[i]
-        own = _coverage(weights, total, corpus.window_a[i])
-        block_key = unit.position if unit.kind == "row" else unit.block
-        if block_key not in by_block:
-            by_block[block_key] = _coverage(weights, total, corpus.window_b[i])
-        if unit.section not in by_section:
-            by_section[unit.section] = _coverage(weights, total, corpus.window_c[i])
-        scores[i] = max(own, params.block_discount * by_block[block_key],
-                        params.section_discount * by_section[unit.section])
-        anchors[i] = own
-    return _Scored(scores, anchors)
 
 
 class Coverage(NamedTuple):
@@ -201,16 +225,6 @@ class Coverage(NamedTuple):
     # Where each fact is stated: per block, the unit it covers best on its own among those it
     # claims at or above the threshold; best first.
     stated_at: dict[str, list[tuple[int, float]]]
-
-
-def _places(ranked: Sequence[tuple[int, float, float]],
-            units: Sequence[Unit]) -> list[tuple[int, float]]:
-    best: dict[int, tuple[float, float, int]] = {}
-    for index, score, anchor in ranked:
-        block = units[index].block
-        if block not in best or (anchor, score) > best[block][:2]:
-            best[block] = (anchor, score, index)
-    return sorted(((i, score) for _a, score, i in best.values()), key=lambda p: (-p[1], p[0]))
 
 
 def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DEFAULT,
@@ -224,84 +238,129 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
     corpus = _Corpus(units, facts, params)
     blocked = blocked or {}
     vectors = _vector_scores(units, facts, encoder, params) if encoder is not None else None
-    chains: dict[int, list[int]] = defaultdict(list)
-    singles: list[int] = []
+    weights = [_weights(corpus, index, params) for index in range(len(facts))]
+    # Which units each fact may claim: any unit sharing a term with it (every unit when vectors
+    # take part), minus blocked ones; within a chain, each unit goes to one member.
+    claims: list[set[int]] = []
     for index, fact in enumerate(facts):
-        if fact.chain is None:
-            singles.append(index)
-        else:
+        no = blocked.get(fact.id, frozenset())
+        pool: set[int] = set(range(len(units))) if vectors is not None else set()
+        for term in weights[index]:
+            pool.update(corpus.postings.get(term, ()))
+        claims.append(pool - no)
+    chains: dict[int, list[int]] = defaultdict(list)
+    for index, fact in enumerate(facts):
+        if fact.chain is not None:
             chains[fact.chain].append(index)
+    for members in chains.values():
+        _contest(corpus, facts, members, weights, claims, params)
+    for index, fact in enumerate(facts):
+        if fact.chain is None and not fact.current and not corpus.fact_negated[index]:
+            claims[index] = {i for i in claims[index] if not corpus.unit_negated[i]}
     matches: dict[str, Match] = {}
     stated: dict[str, list[tuple[int, float]]] = {}
-
-    def fused(fact_index: int, unit: int, keyword: float) -> tuple[float, float]:
-        vector = vectors(fact_index, unit) if vectors is not None else 0.0
-        return max(keyword, params.vector_weight * vector), vector
-
-    everywhere = range(len(units)) if vectors is not None else range(0)
-
-    for index in singles:
-        fact = facts[index]
-        no = blocked.get(fact.id, frozenset())
-        scored = _keyword_scores(corpus, units, _weights(corpus, index, params), params,
-                                 lambda i, no=no: i not in no)  # type: ignore[misc]
-        pool = set(scored.keyword) | {i for i in everywhere if i not in no}
-        best = NO_MATCH
-        ranked: list[tuple[int, float, float]] = []
-        for i in pool:
-            keyword = scored.keyword.get(i, 0.0)
-            score, vector = fused(index, i, keyword)
-            key = (score, scored.anchor.get(i, 0.0))
-            if best.unit is None or key > (best.score, scored.anchor.get(best.unit, 0.0)):
-                best = Match(score, i, keyword, vector)
-            if score >= params.threshold:
-                ranked.append((i, score, scored.anchor.get(i, 0.0)))
-        matches[fact.id] = best
-        stated[fact.id] = _places(ranked, units)
-    for members in chains.values():
-        _contest(corpus, units, facts, members, params, blocked, fused, everywhere, matches,
-                 stated)
+    for index, fact in enumerate(facts):
+        threshold = params.threshold if fact.current else params.stale_threshold
+        matches[fact.id], stated[fact.id] = _best(corpus, units, weights[index], claims[index],
+                                                  params, vectors, index, threshold)
     return Coverage(matches, stated)
 
 
-def _contest(corpus: _Corpus, units: Sequence[Unit], facts: Sequence[Fact], members: list[int],
-             params: Params, blocked: Mapping[str, frozenset[int]],
-             fused: Callable[[int, int, float], tuple[float, float]], everywhere: range,
-             matches: dict[str, Match], stated: dict[str, list[tuple[int, float]]]) -> None:
-    """The members of one chain compete for each window (see the module docstring)."""
-    terms = {m: corpus.title_terms[m] | corpus.body_terms[m] for m in members}
-    scored: dict[int, _Scored] = {}
+def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
+             weights: Sequence[Mapping[str, float]], claims: list[set[int]],
+             params: Params) -> None:
+    """Give each unit claimed by several members of one chain to one of them.
+
+    A member's own terms (those no other member has) decide, in the narrowest window where any
+    member's own terms appear: the member whose own terms are there in the largest share wins,
+    and the current record keeps the unit when its share is at least ``params.current_keeps``
+    times that. Text with no member's own terms stays with the current record; a superseded
+    member never wins negated text ("we no longer use nose") unless it is negated itself.
+    """
+    terms = {m: set(weights[m]) for m in members}
+    own: dict[int, dict[str, float]] = {}
+    own_total: dict[int, float] = {}
     for m in members:
-        others = frozenset().union(*(terms[o] for o in members if o != m))
-        own = frozenset(terms[m] - others)
-        no = blocked.get(facts[m].id, frozenset())
-        scored[m] = _keyword_scores(corpus, units, _weights(corpus, m, params, own), params,
-                                    lambda i, no=no: i not in no)  # type: ignore[misc]
-    pool: set[int] = set()
-    for m in members:
-        pool |= set(scored[m].keyword)
-    best: dict[int, Match] = dict.fromkeys(members, NO_MATCH)
-    ranked: dict[int, list[tuple[int, float, float]]] = {m: [] for m in members}
-    # The current member wins ties, then the most recent superseded one.
+        others = set().union(*(terms[o] for o in members if o != m))
+        own[m] = {t: w for t, w in weights[m].items() if t not in others}
+        own_total[m] = sum(own[m].values())
+    current = max(members, key=lambda m: (facts[m].current, m))
     preference = {m: (facts[m].current, position) for position, m in enumerate(members)}
-    current = max(members, key=lambda m: preference[m])
-    for i in pool | {i for i in everywhere if i not in blocked.get(facts[current].id, ())}:
-        contenders = [m for m in members if i in scored[m].keyword]
-        # Text no member shares a word with can only count for the current one (by its vector).
-        winner = max(contenders, key=lambda m: (round(scored[m].keyword[i], 6), preference[m])) \
-            if contenders else current
-        keyword = scored[winner].keyword.get(i, 0.0)
-        score, vector = fused(winner, i, keyword)
-        anchor = scored[winner].anchor.get(i, 0.0)
-        held = best[winner]
-        if held.unit is None or (score, anchor) > (
-                held.score, scored[winner].anchor.get(held.unit, 0.0)):
-            best[winner] = Match(score, i, keyword, vector)
-        if score >= params.threshold:
-            ranked[winner].append((i, score, anchor))
-    for m in members:
-        matches[facts[m].id] = best[m]
-        stated[facts[m].id] = _places(ranked[m], units)
+    contested: set[int] = set().union(*(claims[m] for m in members))
+    for unit in contested:
+        # Only the unit's own words can give it to an older version (not its headings, which
+        # repeat a project name or a topic over many units), and not under a negation.
+        said = corpus.unit_terms[unit]
+        unsaid = said - corpus.negated_terms[unit]
+        shares = {m: _share(own[m], own_total[m], said if corpus.fact_negated[m] else unsaid)
+                  for m in members}
+        top = max(shares.values())
+        winner = current
+        if top >= params.min_own_share and shares[current] < params.current_keeps * top:
+            winner = max(members, key=lambda m: (round(shares[m], 6), preference[m]))
+        for m in members:
+            if m != winner:
+                claims[m].discard(unit)
+
+
+def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
+          claimed: set[int], params: Params, vectors: Callable[[int, int], float] | None,
+          fact_index: int, threshold: float) -> tuple[Match, list[tuple[int, float]]]:
+    """A fact's best window among the units it claims, and where it is stated."""
+    total = sum(weights.values())
+    by_block: dict[int, float] = {}
+    by_section: dict[int, float] = {}
+    scored: list[tuple[float, float, int, float, float]] = []  # score, own, unit, kw, vector
+    for i in claimed:
+        unit = units[i]
+        own = _share(weights, total, corpus.window_a[i])
+        block_key = -1 - unit.position if unit.kind == "row" else unit.block
+        if block_key not in by_block:
+            by_block[block_key] = _share(weights, total, corpus.window_b[i])
+        if unit.section not in by_section:
+            by_section[unit.section] = _share(weights, total, corpus.window_c[i])
+        keyword = max(own, params.block_discount * by_block[block_key],
+                      params.section_discount * by_section[unit.section])
+        vector = vectors(fact_index, i) if vectors is not None else 0.0
+        scored.append((max(keyword, params.vector_weight * vector), own, i, keyword, vector))
+    if not scored:
+        return NO_MATCH, []
+    scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
+    score, _own, unit_index, keyword, vector = scored[0]
+    best = Match(score, unit_index, keyword, vector)
+    # Facts spread over a few places (a table row, a command, a sentence): the union of the
+    # units that add most, discounted.
+    if params.union_units > 1 and params.union_discount > 0:
+        by_own = sorted(scored, key=lambda item: (-item[1], item[2]))[:UNION_POOL]
+        union = set(corpus.window_a[by_own[0][2]])
+        used = 1
+        while used < params.union_units:
+            gains = [(_share(weights, total, frozenset(union | corpus.window_a[item[2]])), item)
+                     for item in by_own[1:]]
+            if not gains:
+                break
+            value, item = max(gains, key=lambda g: (g[0], -g[1][2]))
+            if value <= _share(weights, total, frozenset(union)) + 1e-9:
+                break
+            union |= corpus.window_a[item[2]]
+            used += 1
+        value = params.union_discount * _share(weights, total, frozenset(union))
+        if value > best.score:
+            best = Match(value, by_own[0][2], value, best.vector)
+    ranked = [(i, s, own) for s, own, i, _k, _v in scored if s >= threshold]
+    if not ranked and best.score >= threshold and best.unit is not None:
+        ranked = [(best.unit, best.score, 1.0)]
+    return best, _places(ranked, units)
+
+
+def _places(ranked: Sequence[tuple[int, float, float]],
+            units: Sequence[Unit]) -> list[tuple[int, float]]:
+    best: dict[int, tuple[float, float, int]] = {}
+    for index, score, anchor in ranked:
+        block = units[index].block
+        if block not in best or (anchor, score) > best[block][:2]:
+            best[block] = (anchor, score, index)
+    return sorted(((i, score) for _a, score, i in best.values()), key=lambda p: (-p[1], p[0]))
 
 
 def _vector_scores(units: Sequence[Unit], facts: Sequence[Fact], encoder: Encoder,

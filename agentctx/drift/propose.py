@@ -26,7 +26,7 @@ from typing import NamedTuple
 
 from agentctx.drift import memfiles
 from agentctx.drift.memfiles import BEGIN_MARK, END_MARK, ID_COMMENT, SECTION_HEADING, Unit
-from agentctx.drift.scan import CONTRADICTED, MISSING, STALE, Candidate, Scan
+from agentctx.drift.scanner import CONTRADICTED, MISSING, STALE, Candidate, Scan
 from agentctx.store.models import Record
 
 ENTRY_BODY_CHARS = 240

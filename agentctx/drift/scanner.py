@@ -184,7 +184,7 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Encoder | None = N
             continue  # the current record is contradicted: it carries this text
         units = tuple(u for u, _ in places)
         first = memory.units[units[0]]
-        score = _stale_score(places[0][1], threshold)
+        score = _stale_score(places[0][1], params.stale_threshold)
         scores[fact.id] = score
         candidates.append(Candidate(by_id[fact.id], STALE, score, first.file, first.line,
                                     replacement=by_id.get(end_id) if end_id else None,
