@@ -125,10 +125,10 @@ def load_split(folder: Path) -> list[Fixture]:
             if child.is_dir() and (child / "records.json").exists()]
 
 
-def populate(db: Store, fixture: Fixture) -> tuple[str, dict[str, str]]:
-    """Add the fixture's records to ``db`` under a project for its memory folder; returns the
-    project id and the map from fixture ids to store ids."""
-    project = proj.resolve(db, str(fixture.memory)).project
+def populate(db: Store, fixture: Fixture, root: Path | None = None) -> tuple[str, dict[str, str]]:
+    """Add the fixture's records to ``db`` under the project of ``root`` (default: the fixture's
+    memory folder); returns the project id and the map from fixture ids to store ids."""
+    project = proj.resolve(db, str(root or fixture.memory)).project
     ids: dict[str, str] = {}
     for position, record in enumerate(fixture.records):
         moment = (BASE_TIME + timedelta(hours=position)).strftime("%Y-%m-%dT%H:%M:%S.000Z")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Protocol
 
 from agentctx import config
 from agentctx.drift import sync
@@ -39,10 +39,32 @@ from agentctx.store.db import Store
 from agentctx.store.models import Project, Record
 
 __all__ = [
-    "CLASSES", "CONTRADICTED", "DEFAULT", "MISSING", "STALE", "Applied", "Candidate", "Changed",
-    "Encoder", "FileChange", "Params", "Proposal", "Proposed", "Scan", "apply", "as_json",
-    "default_encoder", "describe", "dismiss", "project_folder", "proposal", "scan",
-    "scan_project", "undismiss",
+    "CLASSES",
+    "CONTRADICTED",
+    "DEFAULT",
+    "MISSING",
+    "STALE",
+    "Applied",
+    "Candidate",
+    "Changed",
+    "Encoder",
+    "FileChange",
+    "Params",
+    "Proposal",
+    "Proposed",
+    "Scan",
+    "apply",
+    "as_json",
+    "default_encoder",
+    "describe",
+    "dismiss",
+    "encoder_for",
+    "project_folder",
+    "proposal",
+    "propose",
+    "scan",
+    "scan_project",
+    "undismiss",
 ]
 
 
@@ -64,9 +86,28 @@ def project_folder(db: Store, project: Project, cwd: str | os.PathLike[str]) -> 
     return Path(project.root)
 
 
+class _Model(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def encode(self, texts: list[str]) -> Any: ...
+
+
+def encoder_for(db: Store, model: _Model | None) -> Encoder | None:
+    """``model.encode`` when the store holds vectors made with ``model`` ("when embeddings
+    exist"), else ``None``: every surface decides the same way, so they propose the same."""
+    if model is None:
+        return None
+    from agentctx.store import vectors
+
+    if not any(row[0] == model.name for row in vectors.models(db)):
+        return None
+    return model.encode
+
+
 def default_encoder(db: Store, cfg: config.Config | None = None) -> Encoder | None:
-    """The embedding model's ``encode`` when embeddings are on, the model is on disk and the
-    store holds vectors made with it; else ``None`` (the scan is keyword-only)."""
+    """The configured embedding model's ``encode`` when embeddings are on, the model is on disk
+    and the store holds vectors made with it; else ``None`` (the scan is keyword-only)."""
     try:
         cfg = cfg or config.Config.load()
         if not cfg.get_bool("embeddings"):
@@ -76,11 +117,11 @@ def default_encoder(db: Store, cfg: config.Config | None = None) -> Encoder | No
 
         name = model_name(cfg)
         if not any(row[0] == name for row in vectors.models(db)):
-            return None
+            return None  # checked first: loading the model costs time
         model = load_model(cfg, allow_download=False)
     except (ImportError, config.ConfigError):
         return None
-    return model.encode if model is not None else None
+    return encoder_for(db, model)
 
 
 def scan_project(db: Store, project: Project, root: Path, *, encoder: Encoder | None = None,

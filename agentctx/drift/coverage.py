@@ -58,6 +58,7 @@ class Params(NamedTuple):
     current_keeps: float = 0.5  # the current record keeps text where its own terms' share is
     # at least this fraction of the best member's
     min_own_share: float = 0.3  # an older version wins text holding this share of its own terms
+    without_own: float = 0.5  # a current record's coverage without its own terms nearby (× this)
     stale_threshold: float = 0.45  # coverage from which a superseded record counts as stated
     number_weight: float = 2.0  # a number or version weighs this much more than a word
 
@@ -86,6 +87,7 @@ class Match(NamedTuple):
 
 NO_MATCH = Match(0.0, None, 0.0, 0.0)
 UNION_POOL = 8  # the units (best on their own) a union is chosen from
+MOST = 0.5
 
 
 # Words that make a sentence about a superseded fact a statement that it no longer holds
@@ -113,6 +115,7 @@ def negated_words(text: str) -> set[str]:
     return found - NEGATIONS
 
 
+_DIMENSIONS = re.compile(r"\b(\d+)[x×](\d+)\b")  # 480x270 and 480×270 alike
 _VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?:\.[xX*])?(?![\w.]*\w)")
 
 
@@ -129,7 +132,7 @@ def words_of(text: str) -> list[str]:
             versions.append(".".join(parts[:2]))
         return " "
 
-    rest = _VERSION.sub(keep, text)
+    rest = _DIMENSIONS.sub(" \\1 \\2 ", _VERSION.sub(keep, text))
     found = [t for t in tokens(rest) if t not in STOP_WORDS and (len(t) > 1 or t.isdigit())]
     return found + versions
 
@@ -252,8 +255,9 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
     for index, fact in enumerate(facts):
         if fact.chain is not None:
             chains[fact.chain].append(index)
+    own_of: dict[int, dict[str, float]] = {}
     for members in chains.values():
-        _contest(corpus, facts, members, weights, claims, params)
+        own_of.update(_contest(corpus, facts, members, weights, claims, params))
     for index, fact in enumerate(facts):
         if fact.chain is None and not fact.current and not corpus.fact_negated[index]:
             claims[index] = {i for i in claims[index] if not corpus.unit_negated[i]}
@@ -261,15 +265,17 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
     stated: dict[str, list[tuple[int, float]]] = {}
     for index, fact in enumerate(facts):
         threshold = params.threshold if fact.current else params.stale_threshold
-        matches[fact.id], stated[fact.id] = _best(corpus, units, weights[index], claims[index],
-                                                  params, vectors, index, threshold)
+        matches[fact.id], stated[fact.id] = _best(
+            corpus, units, weights[index], claims[index], params, vectors, index, threshold,
+            own_of.get(index) if fact.current else None)
     return Coverage(matches, stated)
 
 
 def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
              weights: Sequence[Mapping[str, float]], claims: list[set[int]],
-             params: Params) -> None:
-    """Give each unit claimed by several members of one chain to one of them.
+             params: Params) -> dict[int, dict[str, float]]:
+    """Give each unit claimed by several members of one chain to one of them; returns each
+    member's own terms with their weights.
 
     A member's own terms (those no other member has) decide, in the narrowest window where any
     member's own terms appear: the member whose own terms are there in the largest share wins,
@@ -301,12 +307,19 @@ def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
         for m in members:
             if m != winner:
                 claims[m].discard(unit)
+    return own
 
 
 def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
           claimed: set[int], params: Params, vectors: Callable[[int, int], float] | None,
-          fact_index: int, threshold: float) -> tuple[Match, list[tuple[int, float]]]:
-    """A fact's best window among the units it claims, and where it is stated."""
+          fact_index: int, threshold: float, own_terms: Mapping[str, float] | None = None,
+          ) -> tuple[Match, list[tuple[int, float]]]:
+    """A fact's best window among the units it claims, and where it is stated.
+
+    ``own_terms`` (a current record's own terms within its chain) must show in the best reading's
+    section: "run the tests from the repository root" does not state "run tests with pytest"
+    when the file says nose.
+    """
     total = sum(weights.values())
     by_block: dict[int, float] = {}
     by_section: dict[int, float] = {}
@@ -347,6 +360,16 @@ def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
         value = params.union_discount * _share(weights, total, frozenset(union))
         if value > best.score:
             best = Match(value, by_own[0][2], value, best.vector)
+    else:
+        union = set()
+    if own_terms and best.unit is not None and best.vector < best.score:
+        # What tells it from its older versions must be nearby: the own terms of its title (a
+        # title names the change: "pytest" against "nose") or most of all its own terms.
+        seen = frozenset(union | corpus.window_c[best.unit])
+        title = {t: w for t, w in own_terms.items() if t in corpus.title_terms[fact_index]}
+        if (not title or _share(title, sum(title.values()), seen) < params.min_own_share) and \
+                _share(own_terms, sum(own_terms.values()), seen) < MOST:
+            best = best._replace(score=best.score * params.without_own)
     ranked = [(i, s, own) for s, own, i, _k, _v in scored if s >= threshold]
     if not ranked and best.score >= threshold and best.unit is not None:
         ranked = [(best.unit, best.score, 1.0)]
