@@ -1,4 +1,4 @@
-"""Fixtures for the drift tests: the fixture folders, loaded into a real store and a project copy."""
+"""Drift test fixtures: fixture folders loaded into a real store, memory files in a project copy."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import NamedTuple
 import pytest
 
 from agentctx.benchmarks import drift as bench_drift
-from agentctx.store import Store
+from agentctx.store import Store, records
 from agentctx.store import projects as proj
-from agentctx.store import records
 from agentctx.store.models import Project, Record
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

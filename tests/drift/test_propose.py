@@ -102,7 +102,7 @@ def test_a_file_edited_after_the_proposal_is_not_overwritten(orders: Loaded) -> 
     edited = orders.root / "docs" / "architecture.md"
     edited.write_text(edited.read_text(encoding="utf-8") + "\nA late edit.\n", encoding="utf-8")
     before = snapshot(orders.root)
-    with pytest.raises(drift.Changed, match="docs/architecture.md changed"):
+    with pytest.raises(drift.Changed, match=r"docs/architecture\.md changed"):
         drift.apply(orders.db, found)
     assert snapshot(orders.root) == before
 
@@ -218,10 +218,11 @@ def test_claude_local_md_is_never_edited(store: Store, tmp_path: Path) -> None:
     assert left.candidate.kind == "stale" and "CLAUDE.local.md" in left.note
 
 
-def test_table_rows_are_struck_cell_by_cell_and_crlf_is_kept(store: Store, tmp_path: Path) -> None:
+def test_table_rows_are_struck_cell_by_cell_and_crlf_is_kept(store: Store,
+                                                              tmp_path: Path) -> None:
     root = tmp_path / "app"
-    text = ("# Stack\r\n\r\n| Piece | Choice |\r\n|---|---|\r\n| Queue | Celery workers on Redis |\r\n"
-            "| Web | FastAPI |\r\n")
+    text = ("# Stack\r\n\r\n| Piece | Choice |\r\n|---|---|\r\n"
+            "| Queue | Celery workers on Redis |\r\n| Web | FastAPI |\r\n")
     project = setup(store, root, {"CLAUDE.md": text})
     decision(store, project, "Web framework is FastAPI")
     old = decision(store, project, "Queue: Celery workers on Redis")

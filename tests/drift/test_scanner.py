@@ -145,8 +145,8 @@ def test_a_retired_record_still_stated_is_stale_without_replacement(store: Store
 def test_an_id_comment_states_its_record_whatever_the_words(store: Store, tmp_path: Path) -> None:
     project = project_with(store, tmp_path / "p", "# Notes\n")
     rid = add(store, project, "Feature flags come from Unleash", "flags named orders.<x>")
-    (tmp_path / "p" / "CLAUDE.md").write_text(f"# Notes\n\n- Something else <!-- agentctx:{rid} -->\n",
-                                              encoding="utf-8")
+    text = f"# Notes\n\n- Something else <!-- agentctx:{rid} -->\n"
+    (tmp_path / "p" / "CLAUDE.md").write_text(text, encoding="utf-8")
     scan = drift.scan_project(store, project, tmp_path / "p")
     assert rid in scan.present and scan.candidates == ()
 
