@@ -67,18 +67,15 @@ def save_scores(db: Store, project_id: str, scores: Mapping[str, float]) -> int:
     The score is not a "meaningful" column (it never bumps the change counter): callers mark the
     digest stale themselves (:func:`agentctx.store.digests.mark_stale`).
     """
-    changed = 0
     with db.write():
-        changed += db.execute(
-            "UPDATE records SET claudemd_drift_score = 0 WHERE project_id = ? AND type IN (?, ?) "
-            "AND claudemd_drift_score != 0",
-            (project_id, *CHECKED_TYPES)).rowcount
-        for record_id, score in scores.items():
-            changed += db.execute(
-                "UPDATE records SET claudemd_drift_score = ? WHERE id = ? AND project_id = ? "
-                "AND claudemd_drift_score != ?",
-                (round(float(score), 4), record_id, project_id, round(float(score), 4))).rowcount
-    return changed
+        stored = {str(row[0]): float(row[1]) for row in db.rows(
+            "SELECT id, claudemd_drift_score FROM records WHERE project_id = ? "
+            "AND type IN (?, ?)", (project_id, *CHECKED_TYPES))}
+        wanted = {rid: round(float(score), 4) for rid, score in scores.items() if rid in stored}
+        changes = [(wanted.get(rid, 0.0), rid) for rid, old in stored.items()
+                   if old != wanted.get(rid, 0.0)]
+        db.conn.executemany("UPDATE records SET claudemd_drift_score = ? WHERE id = ?", changes)
+    return len(changes)
 
 
 def dismissed(db: Store, project_id: str) -> set[str]:
