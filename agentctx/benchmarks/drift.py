@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentctx.benchmarks.metrics import wilson_interval
-from agentctx.drift.coverage import DEFAULT, Encoder, Params
+from agentctx.drift.coverage import DEFAULT, Embedder, Params
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
@@ -168,7 +168,7 @@ class Outcome(NamedTuple):
         return sum(1 for i in ids if self.predicted.get(i) in FLAGS)
 
 
-def evaluate(fixture: Fixture, *, params: Params = DEFAULT, encoder: Encoder | None = None,
+def evaluate(fixture: Fixture, *, params: Params = DEFAULT, encoder: Embedder | None = None,
              work: Path | None = None) -> Outcome:
     """Load ``fixture`` into a fresh store, scan its memory files and compare with its labels."""
     import time

@@ -134,7 +134,7 @@ def _coloured(line: str) -> str:
     return line
 
 
-def _confirm_and_apply(db: Store, found: drift.Proposal, encoder: drift.Encoder | None,
+def _confirm_and_apply(db: Store, found: drift.Proposal, encoder: drift.Embedder | None,
                        yes: bool) -> None:
     if not found.changes:
         typer.echo("Nothing to apply.")
@@ -157,7 +157,7 @@ def _confirm_and_apply(db: Store, found: drift.Proposal, encoder: drift.Encoder 
                    "or --dismiss the record).")
 
 
-def _apply(db: Store, found: drift.Proposal, encoder: drift.Encoder | None) -> drift.Applied:
+def _apply(db: Store, found: drift.Proposal, encoder: drift.Embedder | None) -> drift.Applied:
     try:
         return drift.apply(db, found, encoder=encoder)
     except drift.Changed as exc:

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple, Protocol
 
 from agentctx import config
 from agentctx.drift import sync
-from agentctx.drift.coverage import DEFAULT, Encoder, Params
+from agentctx.drift.coverage import DEFAULT, Embedder, Params
 from agentctx.drift.propose import FileChange, Proposal, Proposed, propose
 from agentctx.drift.scanner import CLASSES, CONTRADICTED, MISSING, STALE, Candidate, Scan, scan
 from agentctx.drift.scanner import record as record_scan
@@ -47,7 +47,7 @@ __all__ = [
     "Applied",
     "Candidate",
     "Changed",
-    "Encoder",
+    "Embedder",
     "FileChange",
     "Params",
     "Proposal",
@@ -93,8 +93,8 @@ class _Model(Protocol):
     def encode(self, texts: list[str]) -> Any: ...
 
 
-def encoder_for(db: Store, model: _Model | None) -> Encoder | None:
-    """``model.encode`` when the store holds vectors made with ``model`` ("when embeddings
+def encoder_for(db: Store, model: _Model | None) -> Embedder | None:
+    """``model`` for the scan when the store holds vectors made with it ("when embeddings
     exist"), else ``None``: every surface decides the same way, so they propose the same."""
     if model is None:
         return None
@@ -102,11 +102,11 @@ def encoder_for(db: Store, model: _Model | None) -> Encoder | None:
 
     if not any(row[0] == model.name for row in vectors.models(db)):
         return None
-    return model.encode
+    return Embedder(model.name, model.encode)
 
 
-def default_encoder(db: Store, cfg: config.Config | None = None) -> Encoder | None:
-    """The configured embedding model's ``encode`` when embeddings are on, the model is on disk
+def default_encoder(db: Store, cfg: config.Config | None = None) -> Embedder | None:
+    """The configured embedding model when embeddings are on, the model is on disk
     and the store holds vectors made with it; else ``None`` (the scan is keyword-only)."""
     try:
         cfg = cfg or config.Config.load()
@@ -124,7 +124,7 @@ def default_encoder(db: Store, cfg: config.Config | None = None) -> Encoder | No
     return encoder_for(db, model)
 
 
-def scan_project(db: Store, project: Project, root: Path, *, encoder: Encoder | None = None,
+def scan_project(db: Store, project: Project, root: Path, *, encoder: Embedder | None = None,
                  params: Params = DEFAULT, record: bool = True) -> Scan:
     """Scan ``root``'s memory files against ``project``; store the scores unless told not to."""
     result = scan(db, project, root, encoder=encoder, params=params)
@@ -134,7 +134,7 @@ def scan_project(db: Store, project: Project, root: Path, *, encoder: Encoder | 
 
 
 def proposal(db: Store, project: Project, cwd: str | os.PathLike[str], *,
-             encoder: Encoder | None = None, record: bool = True,
+             encoder: Embedder | None = None, record: bool = True,
              params: Params = DEFAULT) -> Proposal:
     """Scan the memory files of ``cwd``'s folder (see :func:`project_folder`) and propose the
     changes; ``record=False`` stores nothing (the MCP tool)."""
@@ -143,7 +143,7 @@ def proposal(db: Store, project: Project, cwd: str | os.PathLike[str], *,
                                 record=record))
 
 
-def apply(db: Store, found: Proposal, *, encoder: Encoder | None = None) -> Applied:
+def apply(db: Store, found: Proposal, *, encoder: Embedder | None = None) -> Applied:
     """Write ``found``'s changes (the caller has the user's confirmation), then rescan and store
     the scores. Raises :class:`Changed` when a file was edited since ``found`` was made (nothing
     is written then)."""

@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from agentctx.drift.memfiles import Unit
@@ -39,6 +39,14 @@ from agentctx.store.textproc import STOP_WORDS, tokens, word_rank
 
 Encoder = Callable[[list[str]], Any]
 """Texts to an array of L2-normalized rows (an embedding model's ``encode``)."""
+
+
+class Embedder(NamedTuple):
+    """An embedding model as the scan uses it: the name its stored vectors are kept under (the
+    records' own vectors are read from the store, not computed again) and its ``encode``."""
+
+    name: str
+    encode: Encoder
 
 
 class Params(NamedTuple):
@@ -50,7 +58,7 @@ class Params(NamedTuple):
     section_discount: float = 0.75  # and the section window's by this
     common_prior: float = 0.35  # weight of a top-300 English word (1.0 for rare words)
     frequent_prior: float = 0.7  # weight of a top-3,000 English word
-    vector_low: float = 0.55  # a cosine at or below this is no evidence
+    vector_low: float = 0.6  # a cosine at or below this is no evidence
     vector_high: float = 0.9  # a cosine at or above this is full coverage
     vector_weight: float = 0.9  # the vector side's coverage is multiplied by this
     union_units: int = 3  # a fact spread over places: the union of up to this many units
@@ -74,6 +82,15 @@ class Fact(NamedTuple):
     body: str
     chain: int | None = None  # records of one supersession chain share a number
     current: bool = True
+    kind: str = "decision"  # the record type (part of the text embedded for it)
+
+    @property
+    def embedding_text(self) -> str:
+        """The text embedded for the record, as consolidation embeds it: ``[type] title``,
+        then the body."""
+        head = f"[{self.kind}] {self.title}".strip()
+        body = self.body.strip()
+        return f"{head}\n{body}" if body else head
 
 
 class Match(NamedTuple):
@@ -87,7 +104,13 @@ class Match(NamedTuple):
 
 NO_MATCH = Match(0.0, None, 0.0, 0.0)
 UNION_POOL = 8  # the units (best on their own) a union is chosen from
-MOST = 0.5
+ANCHOR_SHARE = 0.5  # an anchor of a union weighs at least this share of the record's heaviest term
+MOST = 0.5  # "most of its own terms"
+SMALL_SECTION = 8  # units; a longer section's window is discounted further
+# A term in more units than this share (and this number) does not by itself make a unit a
+# candidate reading of a record; its weight is added only to the candidates' readings.
+FREQUENT_SHARE, FREQUENT_MIN_UNITS = 0.05, 10
+VECTOR_POOL = 8  # units a record may be read in for its vector alone (the closest ones)
 
 
 # Words that make a sentence about a superseded fact a statement that it no longer holds
@@ -156,12 +179,11 @@ class _Corpus:
         self.body_terms = sets[2 * n_units + n_facts:]
         # A stem's English rank: the most frequent of the words it comes from.
         rank: dict[str, int] = {}
-        for ws in all_words:
-            for w in ws:
-                r = word_rank(w)
-                stem = stem_of[w]
-                if r is not None and r < rank.get(stem, 1 << 30):
-                    rank[stem] = r
+        for w in {w for ws in all_words for w in ws}:
+            r = word_rank(w)
+            stem = stem_of[w]
+            if r is not None and r < rank.get(stem, 1 << 30):
+                rank[stem] = r
         df: dict[str, int] = defaultdict(int)
         documents = [*self.unit_terms,
                      *(t | b for t, b in zip(self.title_terms, self.body_terms, strict=True))]
@@ -198,15 +220,40 @@ class _Corpus:
             else:
                 self.window_b.append(frozenset(block_terms[u.block]))
         self.window_c = [frozenset(section_terms[u.section]) for u in units]
+        section_size: dict[int, int] = defaultdict(int)
+        for u in units:
+            section_size[u.section] += 1
+        # A long section says many things: reading it whole counts for less.
+        self.section_factor = {
+            section: params.section_discount * min(1.0, math.sqrt(SMALL_SECTION / size))
+            for section, size in section_size.items()}
+        self.block_of = [_block_key(u) for u in units]
+        self.section_of = [u.section for u in units]
+        self.unit_factor = [self.section_factor[u.section] for u in units]
         self.unit_negated = [negated(u.text) for u in units]
         # Stems said under a negation in each unit: they count for no member of a chain.
         self.negated_terms = [frozenset(stem_of.get(w, w) for w in negated_words(u.text))
                               for u in units]
         self.fact_negated = [negated(f"{f.title} {f.body}") for f in facts]
+        # Postings of each window kind: term -> units, block keys, sections.
         self.postings: dict[str, list[int]] = defaultdict(list)
+        self.unit_postings: dict[str, list[int]] = defaultdict(list)
+        self.block_postings: dict[str, list[int]] = defaultdict(list)
+        self.section_postings: dict[str, list[int]] = defaultdict(list)
+        seen_blocks: set[int] = set()
         for i, terms in enumerate(self.window_a):
             for term in terms:
                 self.postings[term].append(i)
+            for term in self.unit_terms[i]:
+                self.unit_postings[term].append(i)
+            key = _block_key(units[i])
+            if key not in seen_blocks:
+                seen_blocks.add(key)
+                for term in self.window_b[i]:
+                    self.block_postings[term].append(key)
+        for section, section_words in section_terms.items():
+            for term in section_words:
+                self.section_postings[term].append(section)
 
 
 def _weights(corpus: _Corpus, index: int, params: Params) -> dict[str, float]:
@@ -232,25 +279,28 @@ class Coverage(NamedTuple):
 
 def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DEFAULT,
             encoder: Encoder | None = None, blocked: Mapping[str, frozenset[int]] | None = None,
-            ) -> Coverage:
+            fact_vectors: Mapping[str, Any] | None = None) -> Coverage:
     """Score every fact against the units (see the module docstring).
 
     ``blocked`` names, per fact id, units it may not claim (text that states another record by
-    its agentctx id).
+    its agentctx id). With an ``encoder``, ``fact_vectors`` are facts' vectors already at hand
+    (stored by consolidation); the other facts are encoded.
     """
     corpus = _Corpus(units, facts, params)
     blocked = blocked or {}
-    vectors = _vector_scores(units, facts, encoder, params) if encoder is not None else None
+    vectors = _Vectors(units, facts, encoder, params, fact_vectors or {}) \
+        if encoder is not None else None
     weights = [_weights(corpus, index, params) for index in range(len(facts))]
-    # Which units each fact may claim: any unit sharing a term with it (every unit when vectors
-    # take part), minus blocked ones; within a chain, each unit goes to one member.
+    frequent = max(FREQUENT_MIN_UNITS, FREQUENT_SHARE * len(units))
+    readings = [_Reading(corpus, w, frequent) for w in weights]
+    # Which units each fact may claim: those holding one of its less frequent terms (or close
+    # to it by vector), minus blocked ones; within a chain, each unit goes to one member.
     claims: list[set[int]] = []
     for index, fact in enumerate(facts):
-        no = blocked.get(fact.id, frozenset())
-        pool: set[int] = set(range(len(units))) if vectors is not None else set()
-        for term in weights[index]:
-            pool.update(corpus.postings.get(term, ()))
-        claims.append(pool - no)
+        pool = set(readings[index].pool)
+        if vectors is not None:
+            pool.update(vectors.candidates(index))
+        claims.append(pool - blocked.get(fact.id, frozenset()))
     chains: dict[int, list[int]] = defaultdict(list)
     for index, fact in enumerate(facts):
         if fact.chain is not None:
@@ -266,9 +316,61 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
     for index, fact in enumerate(facts):
         threshold = params.threshold if fact.current else params.stale_threshold
         matches[fact.id], stated[fact.id] = _best(
-            corpus, units, weights[index], claims[index], params, vectors, index, threshold,
-            own_of.get(index) if fact.current else None)
+            corpus, units, weights[index], readings[index], claims[index], params, vectors,
+            index, threshold, own_of.get(index) if fact.current else None)
     return Coverage(matches, stated)
+
+
+class _Reading:
+    """A fact's matched weight in the windows of the units it may be read in.
+
+    Its less frequent terms are summed from the postings (they also pick the candidate units);
+    its frequent ones ("use", a heading word found all over) are added only for the units, blocks
+    and sections actually read (:meth:`complete`), so a large file costs little per record.
+    """
+
+    def __init__(self, corpus: _Corpus, weights: Mapping[str, float], frequent: float) -> None:
+        self._corpus = corpus
+        self.total = sum(weights.values())
+        rare = {t: w for t, w in weights.items()
+                if 0 < len(corpus.unit_postings.get(t, ())) <= frequent}
+        self._common = [(t, w) for t, w in weights.items() if t not in rare] if rare else []
+        summed = rare if rare else weights
+        self.unit: dict[int, float] = defaultdict(float)
+        self.block: dict[int, float] = defaultdict(float)
+        self.section: dict[int, float] = defaultdict(float)
+        pool: set[int] = set()
+        for term, weight in summed.items():
+            pool.update(corpus.unit_postings.get(term, ()))
+            for i in corpus.postings.get(term, ()):
+                self.unit[i] += weight
+            for key in corpus.block_postings.get(term, ()):
+                self.block[key] += weight
+            for key in corpus.section_postings.get(term, ()):
+                self.section[key] += weight
+        self.pool = pool if rare else set(self.unit)
+        self._units: set[int] = set()
+        self._blocks: set[int] = set()
+        self._sections: set[int] = set()
+
+    def complete(self, i: int) -> None:
+        """Add the frequent terms' weight to unit ``i``'s windows (once each)."""
+        if not self._common or i in self._units:
+            return
+        corpus = self._corpus
+        self._units.add(i)
+        window = corpus.window_a[i]
+        self.unit[i] += sum(w for t, w in self._common if t in window)
+        block = corpus.block_of[i]
+        if block not in self._blocks:
+            self._blocks.add(block)
+            window = corpus.window_b[i]
+            self.block[block] += sum(w for t, w in self._common if t in window)
+        section = corpus.section_of[i]
+        if section not in self._sections:
+            self._sections.add(section)
+            window = corpus.window_c[i]
+            self.section[section] += sum(w for t, w in self._common if t in window)
 
 
 def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
@@ -311,8 +413,9 @@ def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
 
 
 def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
-          claimed: set[int], params: Params, vectors: Callable[[int, int], float] | None,
-          fact_index: int, threshold: float, own_terms: Mapping[str, float] | None = None,
+          reading: _Reading, claimed: set[int], params: Params, vectors: _Vectors | None,
+          fact_index: int,
+          threshold: float, own_terms: Mapping[str, float] | None = None,
           ) -> tuple[Match, list[tuple[int, float]]]:
     """A fact's best window among the units it claims, and where it is stated.
 
@@ -320,42 +423,60 @@ def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
     section: "run the tests from the repository root" does not state "run tests with pytest"
     when the file says nose.
     """
-    total = sum(weights.values())
-    by_block: dict[int, float] = {}
-    by_section: dict[int, float] = {}
-    scored: list[tuple[float, float, int, float, float]] = []  # score, own, unit, kw, vector
-    for i in claimed:
-        unit = units[i]
-        own = _share(weights, total, corpus.window_a[i])
-        block_key = -1 - unit.position if unit.kind == "row" else unit.block
-        if block_key not in by_block:
-            by_block[block_key] = _share(weights, total, corpus.window_b[i])
-        if unit.section not in by_section:
-            by_section[unit.section] = _share(weights, total, corpus.window_c[i])
-        keyword = max(own, params.block_discount * by_block[block_key],
-                      params.section_discount * by_section[unit.section])
-        vector = vectors(fact_index, i) if vectors is not None else 0.0
-        scored.append((max(keyword, params.vector_weight * vector), own, i, keyword, vector))
-    if not scored:
+    total = reading.total
+    if total <= 0 or not claimed:
         return NO_MATCH, []
+    scored: list[tuple[float, float, int, float, float]] = []  # score, own, unit, kw, vector
+    # The hot loop of a scan: plain locals, few calls.
+    for i in claimed:
+        reading.complete(i)
+    unit_sum, block_sum, section_sum = reading.unit.get, reading.block.get, reading.section.get
+    block_of, section_of, factor = corpus.block_of, corpus.section_of, corpus.unit_factor
+    block_discount, vector_weight = params.block_discount / total, params.vector_weight
+    near = vectors.scores(fact_index, claimed) if vectors is not None else {}
+    for i in claimed:
+        own = unit_sum(i, 0.0) / total
+        keyword = block_discount * block_sum(block_of[i], 0.0)
+        keyword = own if own >= keyword else keyword
+        wide = factor[i] * section_sum(section_of[i], 0.0) / total
+        keyword = wide if wide > keyword else keyword
+        if vectors is None:
+            scored.append((keyword, own, i, keyword, 0.0))
+        else:
+            vector = near[i]
+            scored.append((max(keyword, vector_weight * vector), own, i, keyword, vector))
     scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
     score, _own, unit_index, keyword, vector = scored[0]
     best = Match(score, unit_index, keyword, vector)
     # Facts spread over a few places (a table row, a command, a sentence): the union of the
     # units that add most, discounted.
     if params.union_units > 1 and params.union_discount > 0:
-        by_own = sorted(scored, key=lambda item: (-item[1], item[2]))[:UNION_POOL]
-        union = set(corpus.window_a[by_own[0][2]])
+        by_own = sorted(scored, key=lambda item: (-item[1], item[2]))
+        union = set(corpus.window_b[by_own[0][2]])
+        # The places (blocks: a table row, a list item, a fence) must be about the same thing:
+        # each shares one of the record's weightiest terms found in the first ("uv" in a table
+        # row, a command and a sentence), not just words a large file has everywhere.
+        heaviest = max(weights.values(), default=0.0)
+        anchors = {t for t in union if weights.get(t, 0.0) >= ANCHOR_SHARE * heaviest}
+        blocks = {_block_key(units[by_own[0][2]])}
+        pool = []
+        for item in by_own[1:]:
+            key = _block_key(units[item[2]])
+            if key not in blocks and anchors & corpus.window_b[item[2]]:
+                blocks.add(key)
+                pool.append(item)
+            if len(pool) >= UNION_POOL:
+                break
         used = 1
         while used < params.union_units:
-            gains = [(_share(weights, total, frozenset(union | corpus.window_a[item[2]])), item)
-                     for item in by_own[1:]]
+            gains = [(_share(weights, total, frozenset(union | corpus.window_b[item[2]])), item)
+                     for item in pool]
             if not gains:
                 break
             value, item = max(gains, key=lambda g: (g[0], -g[1][2]))
             if value <= _share(weights, total, frozenset(union)) + 1e-9:
                 break
-            union |= corpus.window_a[item[2]]
+            union |= corpus.window_b[item[2]]
             used += 1
         value = params.union_discount * _share(weights, total, frozenset(union))
         if value > best.score:
@@ -376,6 +497,11 @@ def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
     return best, _places(ranked, units)
 
 
+def _block_key(unit: Unit) -> int:
+    """What a unit's block window is keyed by: its block, or for a table row the row itself."""
+    return -1 - unit.position if unit.kind == "row" else unit.block
+
+
 def _places(ranked: Sequence[tuple[int, float, float]],
             units: Sequence[Unit]) -> list[tuple[int, float]]:
     best: dict[int, tuple[float, float, int]] = {}
@@ -386,31 +512,53 @@ def _places(ranked: Sequence[tuple[int, float, float]],
     return sorted(((i, score) for _a, score, i in best.values()), key=lambda p: (-p[1], p[0]))
 
 
-def _vector_scores(units: Sequence[Unit], facts: Sequence[Fact], encoder: Encoder,
-                   params: Params) -> Callable[[int, int], float]:
-    """A function (fact index, unit index) -> the vector side's coverage of the unit's windows."""
-    import numpy as np
+class _Vectors:
+    """The vector side: how close each fact is to each unit (and its block), mapped to 0-1."""
 
-    unit_texts = [" ".join((*u.headings[-1:], u.text)) for u in units]
-    blocks: dict[int, list[str]] = defaultdict(list)
-    for u in units:
-        blocks[u.block].append(u.text)
-    block_ids = sorted(blocks)
-    block_texts = [" ".join(blocks[b]) for b in block_ids]
-    fact_texts = [f"{f.title}\n{f.body}".strip() for f in facts]
-    encoded = np.asarray(encoder([*unit_texts, *block_texts, *fact_texts]), dtype=np.float32)
-    unit_vecs = encoded[:len(units)]
-    block_vecs = encoded[len(units):len(units) + len(block_texts)]
-    fact_vecs = encoded[len(units) + len(block_texts):]
-    block_row = {b: n for n, b in enumerate(block_ids)}
-    unit_block = np.array([block_row[u.block] for u in units], dtype=np.int64)
-    own = fact_vecs @ unit_vecs.T if len(units) else np.zeros((len(facts), 0))
-    wide = (fact_vecs @ block_vecs.T)[:, unit_block] if len(units) else own
-    cosine = np.maximum(own, params.block_discount * wide)
-    span = max(1e-6, params.vector_high - params.vector_low)
-    mapped = np.clip((cosine - params.vector_low) / span, 0.0, 1.0)
+    def __init__(self, units: Sequence[Unit], facts: Sequence[Fact], encoder: Encoder,
+                 params: Params, known: Mapping[str, Any]) -> None:
+        import numpy as np
 
-    def score(fact_index: int, unit_index: int) -> float:
-        return float(mapped[fact_index, unit_index])
+        unit_texts = [" ".join((*u.headings[-1:], u.text)) for u in units]
+        blocks: dict[int, list[str]] = defaultdict(list)
+        for u in units:
+            blocks[u.block].append(u.text)
+        # Blocks of one unit read as that unit: only longer ones are embedded again.
+        block_ids = sorted(b for b, texts in blocks.items() if len(texts) > 1)
+        block_texts = [" ".join(blocks[b]) for b in block_ids]
+        missing = [f for f in facts if f.id not in known]
+        encoded = np.asarray(encoder([*unit_texts, *block_texts,
+                                      *(f.embedding_text for f in missing)]), dtype=np.float32)
+        unit_vecs = encoded[:len(units)]
+        block_vecs = encoded[len(units):len(units) + len(block_texts)]
+        made = dict(zip((f.id for f in missing), encoded[len(units) + len(block_texts):],
+                        strict=True))
+        fact_vecs = np.asarray([known[f.id] if f.id in known else made[f.id] for f in facts],
+                               dtype=np.float32).reshape(len(facts), -1)
+        cosine = fact_vecs @ unit_vecs.T
+        if block_ids:
+            block_row = {b: n for n, b in enumerate(block_ids)}
+            columns = [i for i, u in enumerate(units) if u.block in block_row]
+            wide = params.block_discount * (fact_vecs @ block_vecs.T)
+            picked = wide[:, [block_row[units[i].block] for i in columns]]
+            cosine[:, columns] = np.maximum(cosine[:, columns], picked)
+        span = max(1e-6, params.vector_high - params.vector_low)
+        self._np = np
+        self._mapped = np.clip((cosine - params.vector_low) / span, 0.0, 1.0)
+        # Each fact's nearest units (at most VECTOR_POOL) above vector_low.
+        self._near: list[list[int]] = [[] for _ in facts]
+        if len(units) and len(facts):
+            k = min(VECTOR_POOL, len(units))
+            top = np.argpartition(-self._mapped, k - 1, axis=1)[:, :k]
+            for index, candidates in enumerate(top.tolist()):
+                self._near[index] = [i for i in candidates if self._mapped[index, i] > 0]
 
-    return score
+    def scores(self, fact_index: int, unit_indexes: Iterable[int]) -> dict[int, float]:
+        """The fact's vector coverage (0-1) of each of the units."""
+        wanted = list(unit_indexes)
+        values = self._mapped[fact_index, self._np.asarray(wanted, dtype=self._np.int64)]
+        return dict(zip(wanted, values.tolist(), strict=True))
+
+    def candidates(self, fact_index: int) -> list[int]:
+        """Units the fact is close enough to for the vector side to count at all."""
+        return self._near[fact_index]

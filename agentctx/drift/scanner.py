@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agentctx.drift import coverage, memfiles
-from agentctx.drift.coverage import DEFAULT, Encoder, Fact, Params
+from agentctx.drift.coverage import DEFAULT, Embedder, Fact, Params
 from agentctx.drift.memfiles import Memory
 from agentctx.store import digests
 from agentctx.store import drift as store_drift
@@ -97,7 +97,7 @@ def _chain_end(record: Record, by_id: dict[str, Record]) -> Record | None:
     return node if node.current else None
 
 
-def scan(db: Store, project: Project, root: Path, *, encoder: Encoder | None = None,
+def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = None,
          params: Params = DEFAULT, memory: Memory | None = None) -> Scan:
     """Scan the memory files of the folder ``root`` against ``project``'s records."""
     memory = memory if memory is not None else memfiles.read(root)
@@ -121,12 +121,15 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Encoder | None = N
             chain_of.setdefault(end.id, len(chain_of))
             chain_of[record.id] = chain_of[end.id]
     for record in checked:
-        facts.append(Fact(record.id, record.title, record.body, chain_of.get(record.id), True))
+        facts.append(Fact(record.id, record.title, record.body, chain_of.get(record.id), True,
+                          record.type))
     for record in superseded:
         if record.id in chain_of:
-            facts.append(Fact(record.id, record.title, record.body, chain_of[record.id], False))
+            facts.append(Fact(record.id, record.title, record.body, chain_of[record.id], False,
+                              record.type))
         elif end_of[record.id] is None and record.confidence in store_drift.CHECKED_CONFIDENCES:
-            facts.append(Fact(record.id, record.title, record.body, None, False))  # retired
+            facts.append(Fact(record.id, record.title, record.body, None, False,
+                              record.type))  # retired
 
     # Units naming a known record by id state that record, and only it.
     named: set[str] = set()
@@ -137,8 +140,17 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Encoder | None = N
             blocked_units.add(unit.position)
             named.update(i for i in known if by_id[i].current)
     blocked = frozenset(blocked_units)
-    measured = coverage.measure(memory.units, facts, params=params, encoder=encoder,
-                                blocked={f.id: blocked for f in facts})
+    stored: dict[str, object] = {}
+    if encoder is not None:
+        from agentctx.store import vectors
+
+        live = [by_id[f.id] for f in facts if not by_id[f.id].archived
+                and not by_id[f.id].pending_embedding]
+        found = vectors.vectors_for(db, [r.pk for r in live], encoder.name)
+        stored = {r.id: found[r.pk] for r in live if r.pk in found}
+    measured = coverage.measure(memory.units, facts, params=params,
+                                encoder=encoder.encode if encoder else None,
+                                blocked={f.id: blocked for f in facts}, fact_vectors=stored)
     threshold = params.threshold
 
     def stated(record_id: str) -> bool:

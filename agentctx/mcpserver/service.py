@@ -26,7 +26,7 @@ from agentctx.store.search import Query
 from agentctx.store.textproc import query_terms
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.drift.coverage import Encoder
+    from agentctx.drift.coverage import Embedder
 
 # Every result is packed under this many tokens (Claude Code warns above 10,000, stops at 25,000).
 RESULT_MAX_TOKENS = 8000
@@ -218,7 +218,7 @@ def project_profile(db: Store, where: Where) -> str:
                        header="\n".join(head)).text
 
 
-def sync_claudemd(db: Store, where: Where, encoder: Encoder | None = None) -> str:
+def sync_claudemd(db: Store, where: Where, encoder: Embedder | None = None) -> str:
     """``ctx_sync_claudemd``: the proposal ``agentctx sync`` would make, as text; writes nothing
     (no memory file, and not even the drift scores)."""
     from pathlib import Path

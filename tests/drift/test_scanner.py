@@ -176,7 +176,8 @@ def test_the_vector_side_finds_a_paraphrase_keywords_miss(store: Store, tmp_path
     rid = add(store, project, "Postgres database storage")
     keyword_only = drift.scan_project(store, project, tmp_path / "p")
     assert [c.id for c in keyword_only.candidates] == [rid]
-    with_vectors = drift.scan_project(store, project, tmp_path / "p", encoder=model.encode)
+    with_vectors = drift.scan_project(store, project, tmp_path / "p",
+                                      encoder=drift.Embedder(model.name, model.encode))
     assert with_vectors.vectors and rid in with_vectors.present
     match = coverage.measure(with_vectors.memory.units,
                              [coverage.Fact(rid, "Postgres database storage", "")],
