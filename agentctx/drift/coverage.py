@@ -527,14 +527,18 @@ class _Vectors:
         block_ids = sorted(b for b, texts in blocks.items() if len(texts) > 1)
         block_texts = [" ".join(blocks[b]) for b in block_ids]
         missing = [f for f in facts if f.id not in known]
-        encoded = np.asarray(encoder([*unit_texts, *block_texts,
-                                      *(f.embedding_text for f in missing)]), dtype=np.float32)
+        texts = [*unit_texts, *block_texts, *(f.embedding_text for f in missing)]
+        encoded = np.asarray(encoder(texts), dtype=np.float32) if texts else \
+            np.zeros((0, 1), dtype=np.float32)
+        dim = encoded.shape[1] if encoded.ndim == 2 and len(encoded) else \
+            len(next(iter(known.values()), [0.0]))
+        encoded = encoded.reshape(len(texts), dim)
         unit_vecs = encoded[:len(units)]
         block_vecs = encoded[len(units):len(units) + len(block_texts)]
         made = dict(zip((f.id for f in missing), encoded[len(units) + len(block_texts):],
                         strict=True))
-        fact_vecs = np.asarray([known[f.id] if f.id in known else made[f.id] for f in facts],
-                               dtype=np.float32).reshape(len(facts), -1)
+        rows = [known[f.id] if f.id in known else made[f.id] for f in facts]
+        fact_vecs = np.asarray(rows, dtype=np.float32).reshape(len(facts), dim)
         cosine = fact_vecs @ unit_vecs.T
         if block_ids:
             block_row = {b: n for n, b in enumerate(block_ids)}

@@ -204,3 +204,18 @@ def test_drift_score_is_above_the_flag_line_exactly_when_flagged(cov: float,
     score = drift_score(cov, 0.45)
     assert 0.0 <= score <= 1.0
     assert (score > store_drift.FLAGGED) is flagged
+
+
+def test_the_vector_side_copes_with_nothing_to_compare(store: Store, tmp_path: Path) -> None:
+    model = TinyModel()
+    embedder = drift.Embedder(model.name, model.encode)
+    (tmp_path / "bare").mkdir()
+    project = proj.resolve(store, str(tmp_path / "bare")).project
+    assert drift.scan_project(store, project, tmp_path / "bare", encoder=embedder).checked == ()
+    rid = add(store, project, "Postgres database storage")
+    scan = drift.scan_project(store, project, tmp_path / "bare", encoder=embedder)
+    assert [c.id for c in scan.candidates] == [rid]
+    only_records = project_with(store, tmp_path / "words", "# Notes\n")
+    add(store, only_records, "Docker deployment")
+    assert len(drift.scan_project(store, only_records, tmp_path / "words",
+                                  encoder=embedder).candidates) == 1
