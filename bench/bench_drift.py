@@ -30,7 +30,7 @@ It prints medians and the ratio to the baseline (target: the scan ≤ 3×). The 
 a target is missed.
 
 Usage: ``.venv/bin/python bench/bench_drift.py [--data bench/data/drift] [--model PATH]
-[--no-vectors] [--decisions 1000] [--runs 7] [--misses] [--json]``
+[--no-vectors] [--decisions 1000] [--runs 11] [--misses] [--json]``
 """
 
 from __future__ import annotations
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--no-vectors", action="store_true")
     parser.add_argument("--decisions", type=int, default=1000)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--misses", action="store_true", help="List every wrong verdict.")
     parser.add_argument("--json", action="store_true", help="Also print one JSON document.")
     args = parser.parse_args(argv)

@@ -12,8 +12,11 @@ windows, the wider ones discounted: the unit with its heading path; its block (l
 paragraph, fence, or a table row with the header row) with the heading path; its whole section.
 A fact spread over a few places (a table row, a command, a sentence) is also read as the union of
 the few units that add most to its coverage, discounted. A record's coverage is its best
-reading's. With an embedding model, a unit and its block also score by their cosine with the
-record, mapped from [``vector_low``, ``vector_high``] to [0, 1]; the better side counts.
+reading's. With an embedding model, a current record the keywords leave short is read again
+by vectors: a unit and its block (and the few units closest to it) also score by their cosine
+with the record, mapped from [``vector_low``, ``vector_high``] to [0, 1], and the better side
+counts. Vectors cannot tell an old version from a new one, so they never speak for a superseded
+record, nor in text an older version took.
 
 **Chains.** A current record and the records it superseded compete for each unit. What decides
 is each member's *own* terms (those no other member has: "pytest" against "nose", "16" against
@@ -227,6 +230,7 @@ class _Corpus:
         self.section_factor = {
             section: params.section_discount * min(1.0, math.sqrt(SMALL_SECTION / size))
             for section, size in section_size.items()}
+        self.params = params
         self.block_of = [_block_key(u) for u in units]
         self.section_of = [u.section for u in units]
         self.unit_factor = [self.section_factor[u.section] for u in units]
@@ -293,14 +297,11 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
     weights = [_weights(corpus, index, params) for index in range(len(facts))]
     frequent = max(FREQUENT_MIN_UNITS, FREQUENT_SHARE * len(units))
     readings = [_Reading(corpus, w, frequent) for w in weights]
-    # Which units each fact may claim: those holding one of its less frequent terms (or close
-    # to it by vector), minus blocked ones; within a chain, each unit goes to one member.
+    # Which units each fact may claim: those holding one of its less frequent terms, minus
+    # blocked ones; within a chain, each unit goes to one member.
     claims: list[set[int]] = []
     for index, fact in enumerate(facts):
-        pool = set(readings[index].pool)
-        if vectors is not None:
-            pool.update(vectors.candidates(index))
-        claims.append(pool - blocked.get(fact.id, frozenset()))
+        claims.append(set(readings[index].pool) - blocked.get(fact.id, frozenset()))
     chains: dict[int, list[int]] = defaultdict(list)
     for index, fact in enumerate(facts):
         if fact.chain is not None:
@@ -315,9 +316,16 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
     stated: dict[str, list[tuple[int, float]]] = {}
     for index, fact in enumerate(facts):
         threshold = params.threshold if fact.current else params.stale_threshold
+        # The vector side only speaks for a current record (it cannot tell versions apart),
+        # in the units closest to it that no older version of it took.
+        taken: set[int] = set(blocked.get(fact.id, frozenset()))
+        for member in chains.get(fact.chain, []) if fact.chain is not None else []:
+            if member != index:
+                taken |= claims[member]
         matches[fact.id], stated[fact.id] = _best(
-            corpus, units, weights[index], readings[index], claims[index], params, vectors,
-            index, threshold, own_of.get(index) if fact.current else None)
+            corpus, units, weights[index], readings[index], claims[index], params,
+            vectors if fact.current else None, index, threshold,
+            own_of.get(index) if fact.current else None, taken)
     return Coverage(matches, stated)
 
 
@@ -414,40 +422,82 @@ def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
 
 def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
           reading: _Reading, claimed: set[int], params: Params, vectors: _Vectors | None,
-          fact_index: int,
-          threshold: float, own_terms: Mapping[str, float] | None = None,
-          ) -> tuple[Match, list[tuple[int, float]]]:
+          fact_index: int, threshold: float, own_terms: Mapping[str, float] | None = None,
+          taken: set[int] | None = None) -> tuple[Match, list[tuple[int, float]]]:
     """A fact's best window among the units it claims, and where it is stated.
 
-    ``own_terms`` (a current record's own terms within its chain) must show in the best reading's
-    section: "run the tests from the repository root" does not state "run tests with pytest"
-    when the file says nose.
+    The keywords are read first; the vector side (``vectors``, over the claimed units and the
+    closest ones not ``taken``) only when they leave the fact short of ``threshold``.
+    ``own_terms`` (a current record's own terms within its chain) must show in the best
+    reading's section: "run the tests from the repository root" does not state "run tests with
+    pytest" when the file says nose.
     """
     total = reading.total
-    if total <= 0 or not claimed:
+    if total <= 0:
         return NO_MATCH, []
-    scored: list[tuple[float, float, int, float, float]] = []  # score, own, unit, kw, vector
-    # The hot loop of a scan: plain locals, few calls.
-    for i in claimed:
+    scored = _keyword_readings(corpus, reading, claimed)
+    best = _pick(scored)
+    best, union = _with_union(corpus, units, weights, total, scored, params, best)
+    if vectors is not None and best.score < threshold:
+        extra = set(vectors.candidates(fact_index)) - (taken or set()) - claimed
+        scored = scored + _keyword_readings(corpus, reading, extra)
+        closeness = vectors.scores(fact_index, [item[2] for item in scored])
+        scored = [(max(kw, params.vector_weight * closeness[i]), own, i, kw, closeness[i])
+                  for _s, own, i, kw, _v in scored]
+        fused = _pick(scored)
+        if fused.score > best.score:
+            best = fused
+    if own_terms and best.unit is not None:
+        # What tells it from its older versions must be nearby: the own terms of its title (a
+        # title names the change: "pytest" against "nose") or most of all its own terms.
+        seen = frozenset(union | corpus.window_c[best.unit])
+        title = {t: w for t, w in own_terms.items() if t in corpus.title_terms[fact_index]}
+        if (not title or _share(title, sum(title.values()), seen) < params.min_own_share) and \
+                _share(own_terms, sum(own_terms.values()), seen) < MOST:
+            best = best._replace(score=best.score * params.without_own)
+    ranked = [(i, s, own) for s, own, i, _k, _v in scored if s >= threshold]
+    if not ranked and best.score >= threshold and best.unit is not None:
+        ranked = [(best.unit, best.score, 1.0)]
+    return best, _places(ranked, units)
+
+
+Reading = tuple[float, float, int, float, float]  # score, own coverage, unit, keyword, vector
+
+
+def _keyword_readings(corpus: _Corpus, reading: _Reading, indexes: set[int]) -> list[Reading]:
+    """Each unit's keyword coverage (its best window): the hot loop of a scan."""
+    total = reading.total
+    for i in indexes:
         reading.complete(i)
     unit_sum, block_sum, section_sum = reading.unit.get, reading.block.get, reading.section.get
     block_of, section_of, factor = corpus.block_of, corpus.section_of, corpus.unit_factor
-    block_discount, vector_weight = params.block_discount / total, params.vector_weight
-    near = vectors.scores(fact_index, claimed) if vectors is not None else {}
-    for i in claimed:
+    block_discount = corpus.params.block_discount / total
+    scored: list[Reading] = []
+    for i in indexes:
         own = unit_sum(i, 0.0) / total
         keyword = block_discount * block_sum(block_of[i], 0.0)
         keyword = own if own >= keyword else keyword
         wide = factor[i] * section_sum(section_of[i], 0.0) / total
         keyword = wide if wide > keyword else keyword
-        if vectors is None:
-            scored.append((keyword, own, i, keyword, 0.0))
-        else:
-            vector = near[i]
-            scored.append((max(keyword, vector_weight * vector), own, i, keyword, vector))
+        scored.append((keyword, own, i, keyword, 0.0))
+    return scored
+
+
+def _pick(scored: list[Reading]) -> Match:
+    if not scored:
+        return NO_MATCH
     scored.sort(key=lambda item: (-item[0], -item[1], item[2]))
     score, _own, unit_index, keyword, vector = scored[0]
-    best = Match(score, unit_index, keyword, vector)
+    return Match(score, unit_index, keyword, vector)
+
+
+def _with_union(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
+                total: float, scored: list[Reading], params: Params,
+                best: Match) -> tuple[Match, set[str]]:
+    """``best``, or the union of a few blocks about the same thing when that reads better."""
+    union: set[str] = set()
+    if not scored:
+        return best, union
     # Facts spread over a few places (a table row, a command, a sentence): the union of the
     # units that add most, discounted.
     if params.union_units > 1 and params.union_discount > 0:
@@ -481,20 +531,7 @@ def _best(corpus: _Corpus, units: Sequence[Unit], weights: Mapping[str, float],
         value = params.union_discount * _share(weights, total, frozenset(union))
         if value > best.score:
             best = Match(value, by_own[0][2], value, best.vector)
-    else:
-        union = set()
-    if own_terms and best.unit is not None and best.vector < best.score:
-        # What tells it from its older versions must be nearby: the own terms of its title (a
-        # title names the change: "pytest" against "nose") or most of all its own terms.
-        seen = frozenset(union | corpus.window_c[best.unit])
-        title = {t: w for t, w in own_terms.items() if t in corpus.title_terms[fact_index]}
-        if (not title or _share(title, sum(title.values()), seen) < params.min_own_share) and \
-                _share(own_terms, sum(own_terms.values()), seen) < MOST:
-            best = best._replace(score=best.score * params.without_own)
-    ranked = [(i, s, own) for s, own, i, _k, _v in scored if s >= threshold]
-    if not ranked and best.score >= threshold and best.unit is not None:
-        ranked = [(best.unit, best.score, 1.0)]
-    return best, _places(ranked, units)
+    return best, union
 
 
 def _block_key(unit: Unit) -> int:
@@ -513,7 +550,8 @@ def _places(ranked: Sequence[tuple[int, float, float]],
 
 
 class _Vectors:
-    """The vector side: how close each fact is to each unit (and its block), mapped to 0-1."""
+    """The vector side: how close each fact is to each unit (and its block), mapped to 0-1,
+    worked out for a fact only when its keywords fall short."""
 
     def __init__(self, units: Sequence[Unit], facts: Sequence[Fact], encoder: Encoder,
                  params: Params, known: Mapping[str, Any]) -> None:
@@ -533,36 +571,42 @@ class _Vectors:
         dim = encoded.shape[1] if encoded.ndim == 2 and len(encoded) else \
             len(next(iter(known.values()), [0.0]))
         encoded = encoded.reshape(len(texts), dim)
-        unit_vecs = encoded[:len(units)]
-        block_vecs = encoded[len(units):len(units) + len(block_texts)]
         made = dict(zip((f.id for f in missing), encoded[len(units) + len(block_texts):],
                         strict=True))
-        rows = [known[f.id] if f.id in known else made[f.id] for f in facts]
-        fact_vecs = np.asarray(rows, dtype=np.float32).reshape(len(facts), dim)
-        cosine = fact_vecs @ unit_vecs.T
-        if block_ids:
-            block_row = {b: n for n, b in enumerate(block_ids)}
-            columns = [i for i, u in enumerate(units) if u.block in block_row]
-            wide = params.block_discount * (fact_vecs @ block_vecs.T)
-            picked = wide[:, [block_row[units[i].block] for i in columns]]
-            cosine[:, columns] = np.maximum(cosine[:, columns], picked)
-        span = max(1e-6, params.vector_high - params.vector_low)
         self._np = np
-        self._mapped = np.clip((cosine - params.vector_low) / span, 0.0, 1.0)
-        # Each fact's nearest units (at most VECTOR_POOL) above vector_low.
-        self._near: list[list[int]] = [[] for _ in facts]
-        if len(units) and len(facts):
-            k = min(VECTOR_POOL, len(units))
-            top = np.argpartition(-self._mapped, k - 1, axis=1)[:, :k]
-            for index, candidates in enumerate(top.tolist()):
-                self._near[index] = [i for i in candidates if self._mapped[index, i] > 0]
+        self._params = params
+        self._facts = [known[f.id] if f.id in known else made[f.id] for f in facts]
+        self._units = encoded[:len(units)]
+        self._blocks = encoded[len(units):len(units) + len(block_texts)]
+        block_row = {b: n for n, b in enumerate(block_ids)}
+        self._columns = [i for i, u in enumerate(units) if u.block in block_row]
+        self._column_blocks = [block_row[units[i].block] for i in self._columns]
+        self._row: tuple[int, Any] | None = None
+
+    def _mapped(self, fact_index: int) -> Any:
+        if self._row is None or self._row[0] != fact_index:
+            np, params = self._np, self._params
+            vector = np.asarray(self._facts[fact_index], dtype=np.float32)
+            cosine = self._units @ vector
+            if self._columns:
+                wide = params.block_discount * (self._blocks @ vector)
+                cosine[self._columns] = np.maximum(cosine[self._columns],
+                                                   wide[self._column_blocks])
+            span = max(1e-6, params.vector_high - params.vector_low)
+            self._row = (fact_index, np.clip((cosine - params.vector_low) / span, 0.0, 1.0))
+        return self._row[1]
 
     def scores(self, fact_index: int, unit_indexes: Iterable[int]) -> dict[int, float]:
         """The fact's vector coverage (0-1) of each of the units."""
         wanted = list(unit_indexes)
-        values = self._mapped[fact_index, self._np.asarray(wanted, dtype=self._np.int64)]
+        values = self._mapped(fact_index)[self._np.asarray(wanted, dtype=self._np.int64)]
         return dict(zip(wanted, values.tolist(), strict=True))
 
     def candidates(self, fact_index: int) -> list[int]:
-        """Units the fact is close enough to for the vector side to count at all."""
-        return self._near[fact_index]
+        """The units closest to the fact (at most :data:`VECTOR_POOL`) above ``vector_low``."""
+        row = self._mapped(fact_index)
+        if not len(row):
+            return []
+        k = min(VECTOR_POOL, len(row))
+        top = self._np.argpartition(-row, k - 1)[:k]
+        return [int(i) for i in top if row[i] > 0]
