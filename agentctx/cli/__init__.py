@@ -54,6 +54,8 @@ def _register() -> None:
     extract.register(app)
     from agentctx.cli import bench
     bench.register(app)
+    from agentctx.cli import sync
+    sync.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

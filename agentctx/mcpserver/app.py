@@ -164,7 +164,11 @@ def create_server(state: ServerState | None = None) -> MCPServer:
     async def ctx_sync_claudemd(ctx: Context | None = None) -> str:
         with _errors():
             db = own.store()
-            return service.sync_claudemd(db, await _where(ctx, db))
+            where = await _where(ctx, db)
+            from agentctx.drift import encoder_for
+
+            encoder = encoder_for(db, await own.semantic.model())
+            return service.sync_claudemd(db, where, encoder)
 
     tools = [
         _tool(ctx_search, _READ, "Search this project's context records. Returns a compact "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -26,6 +26,9 @@ from agentctx.store.ids import normalize_time
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft, Project, Record
 from agentctx.store.search import Query
 from agentctx.store.textproc import query_terms
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.drift.coverage import Embedder
 
 # Every result is packed under this many tokens (Claude Code warns above 10,000, stops at 25,000).
 RESULT_MAX_TOKENS = 8000
@@ -223,11 +226,37 @@ def project_profile(db: Store, where: Where) -> str:
                        header="\n".join(head)).text
 
 
-def sync_claudemd(db: Store, where: Where) -> str:
-    """``ctx_sync_claudemd``: proposed CLAUDE.md changes (says plainly that none exist yet)."""
-    return ("CLAUDE.md drift detection is not available in this version of agentctx, so there "
-            "are no proposed CLAUDE.md changes for " + where.project.name + ". Nothing was read "
-            "or written. Use ctx_search for current decisions and conventions instead.")
+def sync_claudemd(db: Store, where: Where, encoder: Embedder | None = None) -> str:
+    """``ctx_sync_claudemd``: the proposal ``agentctx sync`` would make, as text; writes nothing
+    (no memory file, and not even the drift scores)."""
+    from pathlib import Path
+
+    from agentctx import drift
+
+    found = drift.propose(drift.scan_project(db, where.project, Path(where.root),
+                                             encoder=encoder, record=False))
+    scan = found.scan
+    shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
+    files = ", ".join(f.name for f in scan.memory.files) or "none"
+    head = [f"CLAUDE.md drift for {where.project.name}: {len(found.candidates)} candidates; "
+            f"{len(scan.checked)} current decisions and conventions checked against the memory "
+            f"files ({files}). Nothing was written."]
+    if not found.candidates:
+        head.append("The memory files reflect every checked decision and convention.")
+        return "\n".join(head)
+    lines = [f"- {line}" for line in drift.describe(found, shorts)]
+    lines.extend(f"- note: {m.importer}:{m.line} imports @{m.target}, which does not exist"
+                 for m in scan.memory.missing)
+    lines.extend(f"- note: {problem}" for problem in found.problems)
+    if found.diff:
+        lines.append("Proposed diff — show it to the user, who applies it with `agentctx sync "
+                     "--apply` (it asks for confirmation) or dismisses a record with "
+                     "`agentctx sync --dismiss <id>`:")
+        room = RESULT_MAX_CHARS - sum(len(line) + 1 for line in (*head, *lines)) - 20
+        diff = budget.truncate(found.diff, room, "\n… (diff cut: agentctx sync prints all of it)")
+        lines.append(f"```diff\n{diff.rstrip()}\n```")
+    return budget.pack(lines, max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS,
+                       header="\n".join(head)).text
 
 
 # ----------------------------------------------------------------------------------- writes

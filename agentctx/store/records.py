@@ -486,7 +486,8 @@ def touch(db: Store, ids: Sequence[str]) -> None:
 
 
 def forget(db: Store, ref: str, *, actor: str = "cli") -> Record:
-    """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests).
+    """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests, drift
+    dismissals).
 
     The one hard delete, for a leaked secret or a mistake. Its chain is closed over it: a
     predecessor it superseded is linked to its successor, or becomes current again when the
@@ -514,6 +515,7 @@ def forget(db: Store, ref: str, *, actor: str = "cli") -> Record:
         db.execute("DELETE FROM embeddings WHERE record_pk = ?", (record.pk,))
         db.execute("DELETE FROM session_seen WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM edits WHERE record_id = ?", (record.id,))
+        db.execute("DELETE FROM drift_dismissals WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM digests WHERE project_id IN (?, ?) OR project_id IN "
                    "(SELECT project_id FROM digests WHERE record_ids LIKE ?)",
                    (record.project_id, GLOBAL_PROJECT, f'%"{record.id}"%'))

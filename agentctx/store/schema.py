@@ -267,6 +267,18 @@ def m004_receipts_and_listings(db: Database) -> None:
     db.execute("CREATE INDEX records_project_valid ON records (project_id, valid_from)")
 
 
+@MIGRATIONS()
+def m005_drift_dismissals(db: Database) -> None:
+    """Records dismissed from CLAUDE.md drift checks (``agentctx sync --dismiss``), and a partial
+    index for the digest's count of flagged records (few rows: a score is 0 unless flagged)."""
+    db.execute("""CREATE TABLE drift_dismissals (
+        record_id TEXT PRIMARY KEY, project_id TEXT NOT NULL, dismissed_at TEXT NOT NULL,
+        actor TEXT NOT NULL DEFAULT 'cli')""")
+    db.execute("CREATE INDEX drift_dismissals_project ON drift_dismissals (project_id)")
+    db.execute("CREATE INDEX records_drift ON records (project_id, claudemd_drift_score) "
+               "WHERE superseded_at IS NULL AND claudemd_drift_score > 0")
+
+
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -174,10 +174,12 @@ def injection_totals(db: Store, project_id: str | None = None) -> dict[str, int]
 
 def drift_count(db: Store, project_id: str, threshold: float) -> int:
     """How many current decisions and conventions of a project (the records CLAUDE.md is compared
-    with) have a CLAUDE.md drift score above ``threshold``."""
+    with) have a CLAUDE.md drift score above ``threshold`` (a non-negative number)."""
+    # "> 0" spelled out lets SQLite use the partial index records_drift.
     return int(db.scalar("SELECT count(*) FROM records WHERE project_id = ? AND type IN "
                          "('decision', 'convention') AND superseded_at IS NULL "
-                         "AND claudemd_drift_score > ?", (project_id, threshold)) or 0)
+                         "AND claudemd_drift_score > 0 AND claudemd_drift_score > ?",
+                         (project_id, threshold)) or 0)
 
 
 class StoreInfo(NamedTuple):

@@ -107,9 +107,9 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
     db = Store.open(path)
     try:
         assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
-        assert [row[0] for row in db.rows("SELECT name FROM _sqlite_migrations ORDER BY id")] \
-            == ["m001_initial", "m002_archive_fts", "m003_redact_stored_secrets",
-                "m004_receipts_and_listings"]
+        applied = [row[0] for row in db.rows("SELECT name FROM _sqlite_migrations ORDER BY id")]
+        assert applied[:2] == ["m001_initial", "m002_archive_fts"]
+        assert len(applied) == SCHEMA_VERSION
         check_indexes(db)
         assert db.scalar("SELECT count(*) FROM records_archive_fts "
                          "WHERE records_archive_fts MATCH 'rest'") == 1
