@@ -53,7 +53,8 @@ class exclusive:  # lower case: it reads like the function it replaced, ``with e
         self._held = False
 
     def __enter__(self) -> bool:
-        self._handle = open(_lock_file(self._name), "a+b")  # held until __exit__
+        fd = os.open(_lock_file(self._name), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        self._handle = open(fd, "a+b")  # held until __exit__
         try:
             fcntl.flock(self._handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -82,15 +83,46 @@ def is_locked(name: str) -> bool:
         return not acquired
 
 
+# Variables that make a Python start-up run code other than agentctx's (PYTHONPATH is handled
+# on its own: an entry that is agentctx's own install is kept).
+_FOREIGN_CODE_ENV = ("PYTHONSTARTUP", "PYTHONINSPECT")
+
+
+def python_command(args: list[str]) -> list[str]:
+    """The argv of ``python -m agentctx <args>`` for a child process.
+
+    ``-P`` keeps the working folder off the module path: a hook runs in the user's project, and
+    a ``logging.py`` or ``secrets.py`` there must never be imported by agentctx.
+    """
+    return [sys.executable, "-P", "-m", "agentctx", *args]
+
+
+def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) made safe for :func:`python_command`.
+
+    ``PYTHONSTARTUP`` and ``PYTHONINSPECT`` go; ``PYTHONPATH`` (often the project, set by
+    direnv) goes too, except an entry that is the folder agentctx itself is imported from.
+    """
+    environment = dict(os.environ if base is None else base)
+    for key in _FOREIGN_CODE_ENV:
+        environment.pop(key, None)
+    search_path = environment.pop("PYTHONPATH", "")
+    own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if any(entry and os.path.abspath(entry) == own for entry in search_path.split(os.pathsep)):
+        environment["PYTHONPATH"] = own
+    return environment
+
+
 def spawn_detached(args: list[str], *, log_name: str = "background.log",
                    env: dict[str, str] | None = None) -> int:
-    """Start ``python -m agentctx <args>`` fully detached and return its pid at once.
+    """Start ``python -P -m agentctx <args>`` fully detached and return its pid at once.
 
     The child gets its own session (it survives the hook's process group being killed), no
-    stdin, and appends its output to ``<home>/logs/<log_name>``.
+    stdin, the environment of :func:`child_environment`, and appends its output to
+    ``<home>/logs/<log_name>``.
     """
-    argv = [sys.executable, "-m", "agentctx", *args]
-    environment = env if env is not None else dict(os.environ)
+    argv = python_command(args)
+    environment = child_environment(env)
     logs = os.path.join(config.ensure_home_dir(), "logs")
     log_fd = os.open(os.path.join(logs, log_name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:

@@ -3,7 +3,9 @@
 Every knob agentctx has is declared in :data:`KNOBS`, with its type, default and a one-line
 description; this table is the documentation (``agentctx config list`` prints it). A value is
 resolved in this order: the environment variable ``AGENTCTX_<KEY>`` (upper case), then
-``<home>/config.json``, then the default.
+``<home>/config.json``, then the default. A value that does not fit its knob (out of range, the
+wrong type) is never clamped: the knob takes its default, as it does for a ``config.json`` that is
+not valid JSON, and :meth:`Config.problems` says why (``config list`` and ``doctor`` show it).
 
 This module is on the hook hot path, so it imports only the standard library.
 """
@@ -256,10 +258,11 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     A malformed file raises :class:`ConfigError`; callers on the hook path treat that as
     "use the defaults" and log it.
     """
+    from agentctx.safeio import read_small_text
+
     target = os.path.join(home_dir(), CONFIG_NAME) if path is None else os.fspath(path)
     try:
-        with open(target, encoding="utf-8") as handle:
-            text = handle.read()
+        text = read_small_text(target)
     except FileNotFoundError:
         return {}
     except OSError as exc:
@@ -269,6 +272,8 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"{target} is not valid JSON (line {exc.lineno}): fix or delete it") from None
+    except RecursionError:
+        raise ConfigError(f"{target} is nested too deeply: fix or delete it") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{target} must hold a JSON object")
     return data
@@ -281,6 +286,7 @@ class Config:
                  environ: dict[str, str] | None = None) -> None:
         self._file = dict(file_values or {})
         self._env = dict(os.environ if environ is None else environ)
+        self._invalid: dict[str, str] = {}
 
     @classmethod
     def load(cls) -> Config:
@@ -297,17 +303,38 @@ class Config:
         return "default"
 
     def get(self, key: str) -> str | int | float | bool:
-        """The resolved value of ``key``; an invalid env or file value raises ConfigError."""
+        """The resolved value of ``key``.
+
+        An env or file value that does not fit the knob gives the knob's default (see
+        :meth:`invalid`); only an unknown ``key`` raises :class:`ConfigError`.
+        """
         knob = _knob(key)
         env_key = f"AGENTCTX_{knob.key.upper()}"
-        if env_key in self._env:
-            try:
-                return parse_value(knob, self._env[env_key])
-            except ConfigError as exc:
-                raise ConfigError(f"{env_key}: {exc}") from None
-        if knob.key in self._file:
-            return parse_value(knob, self._file[knob.key])
+        try:
+            if env_key in self._env:
+                try:
+                    return parse_value(knob, self._env[env_key])
+                except ConfigError as exc:
+                    raise ConfigError(f"{env_key}: {exc}") from None
+            if knob.key in self._file:
+                return parse_value(knob, self._file[knob.key])
+        except ConfigError as exc:
+            self._invalid[knob.key] = str(exc)
         return knob.default
+
+    def invalid(self, key: str) -> str | None:
+        """Why the value set for ``key`` is not used (its default is), or ``None``."""
+        knob = _knob(key)
+        self.get(knob.key)
+        return self._invalid.get(knob.key)
+
+    def problems(self) -> dict[str, str]:
+        """Every knob whose set value is not used, with the reason."""
+        return {key: reason for key in KNOBS if (reason := self.invalid(key)) is not None}
+
+    def unknown_keys(self) -> list[str]:
+        """Keys in ``config.json`` that are no knob (a typo: they change nothing)."""
+        return sorted(key for key in self._file if key not in KNOBS)
 
     def get_int(self, key: str) -> int:
         """The value of an int knob."""
@@ -358,5 +385,7 @@ def unset_value(key: str, path: Path | None = None) -> bool:
 def _write_atomic(target: Path, data: dict[str, object]) -> None:
     ensure_home(target.parent)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
     os.replace(tmp, target)

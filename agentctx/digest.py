@@ -8,8 +8,10 @@ Sections, in this order:
    worktrees share it), from the current ``handover`` record keyed ``worktree:<path>``.
 4. **Developer preferences** — global preferences with confidence ``reinforced`` or ``explicit``,
    within the ``profile_tokens`` knob.
-5. **CLAUDE.md drift** — one line, only when at least :data:`DRIFT_MIN_RECORDS` current decisions
-   or conventions have a ``claudemd_drift_score`` above :data:`DRIFT_THRESHOLD` (seed ADR-013).
+5. **CLAUDE.md drift** — one line, :data:`DRIFT_NOTE`, only when at least
+   :data:`DRIFT_MIN_RECORDS` current decisions or conventions have a ``claudemd_drift_score``
+   above :data:`DRIFT_THRESHOLD` (seed ADR-013): the count the last drift scan stored
+   (:mod:`agentctx.drift`), read here without scanning anything.
 6. One line on what ``ctx_search`` can find, then the closing fence.
 
 The whole served text is at most ``session_start_tokens`` (≤ 1,500) tokens and ``injection_chars``
@@ -62,8 +64,12 @@ HEADERS = {
 }
 PROFILE_TOKENS = 200
 HANDOVER_TOKENS = 400
-DRIFT_THRESHOLD = 0.5
+DRIFT_THRESHOLD = 0.5  # = agentctx.store.drift_state.FLAGGED (a test checks they agree)
 DRIFT_MIN_RECORDS = 2
+# The SessionStart note on drift (missing + contradicted records); it never mentions --yes: the
+# user reviews the proposed diff before anything is written.
+DRIFT_NOTE = ("{count} decisions in the context store are not reflected in CLAUDE.md — suggest "
+              "`agentctx sync` to the user.")
 # Candidates read for the decisions section: pinned ones first, then the most recent ones.
 DEFAULT_CANDIDATES = 100
 RANK_CANDIDATES = 500
@@ -237,9 +243,7 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     drifted = drift_count(db, project.id, DRIFT_THRESHOLD)
     drift: list[str] = []
     if drifted >= DRIFT_MIN_RECORDS:
-        drift = _section(DRIFT, [f"- {drifted} decisions and conventions recorded here are not "
-                                 "reflected in CLAUDE.md; 'agentctx sync' (or ctx_sync_claudemd) "
-                                 "proposes the CLAUDE.md changes."], room)
+        drift = _section(DRIFT, ["- " + DRIFT_NOTE.format(count=drifted)], room)
         room -= _size(drift)
 
     decision_items = [injection.item_line(r, SNIPPET_CHARS[DECISIONS])

@@ -75,6 +75,43 @@ def check_sqlite() -> Check:
     return Check("sqlite", OK, f"SQLite {version} with FTS5")
 
 
+def check_config(cfg: config.Config) -> Check:
+    """Knobs whose value is not used (out of range, the wrong type) and keys that are no knob."""
+    problems = cfg.problems()
+    unknown = cfg.unknown_keys()
+    if not problems and not unknown:
+        return Check("config", OK, "every knob set is in range")
+    parts = [f"{key} uses its default ({reason})" for key, reason in problems.items()]
+    parts += [f"{key} is no knob" for key in unknown]
+    if problems:
+        first = next(iter(problems))
+        fix = (f"'agentctx config set {first} <value>' or 'agentctx config unset {first}' "
+               "('agentctx config list' shows every knob)")
+    else:
+        fix = (f"remove {unknown[0]!r} from {jsonfile.display(config.config_path())} "
+               "('agentctx config list' shows every knob)")
+    return Check("config", WARN, "; ".join(parts), fix)
+
+
+def check_home() -> Check:
+    """The home is agentctx's alone: no one else may write in it or read the store."""
+    home = config.home()
+    if not home.is_dir():
+        return Check("home", OK, f"{jsonfile.display(home)} not created yet")
+    mode = home.stat().st_mode & 0o777
+    if mode & 0o022:
+        who = {0o022: "group and others", 0o020: "group", 0o002: "others"}[mode & 0o022]
+        return Check("home", WARN, f"{jsonfile.display(home)} is writable by {who} (mode "
+                     f"{mode:o}): they could replace the store or the config",
+                     f"chmod 700 {home}")
+    exposed = [path.name for path in sorted(home.glob(config.DB_NAME + "*"))
+               if path.is_file() and path.stat().st_mode & 0o077]
+    if exposed:
+        return Check("home", WARN, f"{', '.join(exposed)} can be read by others",
+                     f"chmod 600 {home / config.DB_NAME}*")
+    return Check("home", OK, f"{jsonfile.display(home)} is private (mode {mode:o})")
+
+
 def check_store() -> Check:
     """The home and the store in it."""
     home = config.home()
@@ -88,12 +125,27 @@ def check_store() -> Check:
             counts = stats.record_counts(db)
             current = sum(entry.get("current", 0) for entry in counts.values())
             fts = db.has_fts()
+            scrubbed = _redacted_on_upgrade(db.meta_get("secrets_redacted_on_upgrade"))
     except (StoreError, sqlite3.Error) as exc:
         return Check("store", FAIL, f"{jsonfile.display(config.db_path())}: {exc}",
                      "see the message; 'agentctx export' before any repair")
     suffix = "" if fts else " (its full-text index is unusable with this SQLite)"
+    suffix += scrubbed
     return Check("store", OK if fts else WARN,
                  f"{jsonfile.display(config.db_path())}: {current} current records{suffix}")
+
+
+def _redacted_on_upgrade(raw: object) -> str:
+    """What the upgrade that re-redacted the store found (``""`` when nothing)."""
+    try:
+        report = json.loads(str(raw)) if raw else {}
+        count = int(report.get("count", 0))
+    except (ValueError, TypeError, AttributeError):
+        return ""
+    if count <= 0:
+        return ""
+    return (f"; the upgrade of {str(report.get('at', ''))[:10]} re-redacted {count} stored "
+            "values that held a secret (see logs/upgrade.log)")
 
 
 def check_vectors(cfg: config.Config) -> Check:
@@ -471,11 +523,12 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
     checks = [check_python(), check_sqlite()]
     try:
         cfg = config.Config.load()
-        cfg.get("llm")
     except config.ConfigError as exc:
         checks.append(Check("config", FAIL, str(exc), "fix it with 'agentctx config'"))
         cfg = config.Config({})
-    checks += [check_store(), check_vectors(cfg), check_embedding_model(cfg),
+    else:
+        checks.append(check_config(cfg))
+    checks += [check_home(), check_store(), check_vectors(cfg), check_embedding_model(cfg),
                check_semantic_check(cfg), check_api_key(cfg)]
     clock = check_clock()
     if clock is not None:

@@ -11,7 +11,6 @@ lock); a second one returns at once.
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from typing import NamedTuple
@@ -73,8 +72,12 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
         say(_line(session_id, message))
         return Step(name, False, time.monotonic() - started, message)
 
+    from agentctx import background
+
     try:
-        result = subprocess.run([sys.executable, "-m", "agentctx", *args],
+        # -P and a cleaned environment: the step never imports the project's files.
+        result = subprocess.run(background.python_command(args),
+                                env=background.child_environment(),
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True, errors="replace",
                                 timeout=timeout, check=False)
@@ -83,7 +86,9 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
     except OSError as exc:
         return failed(f"cannot run {name}: {exc}")
     if result.stdout:
-        say(result.stdout.rstrip("\n"))
+        from agentctx.redact import redact
+
+        say(redact(result.stdout.rstrip("\n")))
     elapsed = time.monotonic() - started
     if result.returncode != 0:
         return failed(f"{name} exited with {result.returncode} after {elapsed:.1f} s "
@@ -93,5 +98,7 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
 
 
 def _line(session_id: str, message: str) -> str:
+    from agentctx.redact import redact
+
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return f"{stamp} {LOG_EVENT} {session_id or '-'}: {message}"
+    return f"{stamp} {LOG_EVENT} {session_id or '-'}: {redact(message)}"

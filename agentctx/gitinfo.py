@@ -3,7 +3,8 @@
 A project is identified by its ``origin`` remote (else the first remote by name), normalized so
 ``git@github.com:a/b.git`` and ``https://github.com/a/b`` are one project, then hashed; without a
 remote, by the main repository root's path; outside git, by the folder's path. All worktrees of a
-repository share one project; handovers are kept per worktree. Standard library only.
+repository share one project; handovers are kept per worktree. Git's files are read through
+:mod:`agentctx.safeio` (a FIFO or a huge file is skipped, never waited on). Standard library only.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from pathlib import Path
 
 from agentctx.lean import NamedTuple
+from agentctx.safeio import read_small_text
 
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/]+)@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?:(?P<auth>[^@/]*)@)?"
@@ -69,20 +71,24 @@ def _read_gitdir(dot_git: Path) -> Path | None:
     if dot_git.is_dir():
         return dot_git
     try:
-        text = dot_git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
+        text = read_small_text(dot_git).strip()
+    except OSError:  # a FIFO, a device, a huge file: not a repository we can read
         return None
-    if not text.startswith("gitdir:"):
+    if not text.startswith("gitdir:") or "\x00" in text:
         return None
     target = Path(text.split(":", 1)[1].strip())
-    return target if target.is_absolute() else (dot_git.parent / target).resolve()
+    try:
+        found = target if target.is_absolute() else (dot_git.parent / target).resolve()
+        return found if found.is_dir() else None
+    except (OSError, RuntimeError):  # a name too long, a symlink loop
+        return None
 
 
 def _remotes(common_dir: Path) -> dict[str, str]:
     parser = configparser.RawConfigParser(strict=False)
     try:
-        parser.read(common_dir / "config", encoding="utf-8")
-    except (configparser.Error, UnicodeDecodeError):
+        parser.read_string(read_small_text(common_dir / "config"))
+    except (OSError, configparser.Error):
         return {}
     found: dict[str, str] = {}
     for section in parser.sections():
@@ -108,11 +114,12 @@ def find_repo(path: str | Path) -> RepoInfo | None:
             return None
         common = gitdir
         commondir_file = gitdir / "commondir"
-        if commondir_file.is_file():
+        if os.path.lexists(commondir_file):
             try:
-                pointer = commondir_file.read_text(encoding="utf-8").strip()
-                common = (gitdir / pointer).resolve()
-            except OSError:
+                pointer = read_small_text(commondir_file).strip()
+                found = (gitdir / pointer).resolve() if pointer else gitdir
+                common = found if found.is_dir() else gitdir
+            except (OSError, ValueError, RuntimeError):  # unreadable, a NUL byte, a loop
                 common = gitdir
         main_root = common.parent if common.name == ".git" else common
         remotes = _remotes(common)

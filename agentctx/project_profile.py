@@ -15,6 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctx.safeio import read_small_text
 from agentctx.store import profiles, records
 from agentctx.store.db import Store
 from agentctx.store.models import Draft, Project, Record
@@ -47,27 +48,41 @@ class Fact(NamedTuple):
 
 def _load_toml(path: Path) -> dict[str, Any]:
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+        return tomllib.loads(read_small_text(path))
+    except (OSError, tomllib.TOMLDecodeError, RecursionError):
         return {}
 
 
 def _load_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_small_text(path))
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
 
 def _targets(path: Path, pattern: str) -> list[str]:
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_small_text(path)
     except OSError:
         return []
     found = re.findall(pattern, text, flags=re.MULTILINE)
     return [t for t in dict.fromkeys(found) if not t.startswith(".")]
+
+
+def _table(value: object) -> dict[str, Any]:
+    """``value`` when it is a JSON object or TOML table, else empty (build files lie)."""
+    return value if isinstance(value, dict) else {}
+
+
+def _items(value: object) -> list[Any]:
+    """``value`` when it is a list, else empty."""
+    return value if isinstance(value, list) else []
+
+
+def _text(value: object) -> str | None:
+    """``value`` when it is a non-empty string, else ``None``."""
+    return value.strip() or None if isinstance(value, str) else None
 
 
 def _dep_names(requirements: list[Any]) -> list[str]:
@@ -107,7 +122,7 @@ def detect(root: Path) -> list[Fact]:
 
     package = _load_json(root / "package.json")
     if package:
-        name = name or package.get("name")
+        name = name or _text(package.get("name"))
         manager = ("pnpm" if (root / "pnpm-lock.yaml").exists() else
                    "yarn" if (root / "yarn.lock").exists() else
                    "bun" if (root / "bun.lockb").exists() or (root / "bun.lock").exists() else
@@ -121,8 +136,8 @@ def detect(root: Path) -> list[Fact]:
                     text = f"{manager} test" if script == "test" else f"{manager} run {script}"
                     command(kind, text, f"package.json script `{script}`")
                     break
-        node_deps = {**(package.get("dependencies") or {}),
-                     **(package.get("devDependencies") or {})}
+        node_deps = {**_table(package.get("dependencies")),
+                     **_table(package.get("devDependencies"))}
         stack.append("TypeScript" if "typescript" in node_deps or (root / "tsconfig.json").exists()
                      else "JavaScript")
         stack.append("Node.js")
@@ -134,21 +149,21 @@ def detect(root: Path) -> list[Fact]:
 
     pyproject = _load_toml(root / "pyproject.toml")
     if pyproject or (root / "setup.py").exists() or (root / "requirements.txt").exists():
-        meta = pyproject.get("project", {}) if isinstance(pyproject.get("project"), dict) else {}
-        poetry = pyproject.get("tool", {}).get("poetry", {})
-        name = name or meta.get("name") or poetry.get("name")
+        meta = _table(pyproject.get("project"))
+        tool = _table(pyproject.get("tool"))
+        poetry = _table(tool.get("poetry"))
+        name = name or _text(meta.get("name")) or _text(poetry.get("name"))
         stack.append("Python")
-        requires = meta.get("requires-python")
+        requires = _text(meta.get("requires-python"))
         if requires:
             stack[-1] = f"Python {requires}"
-        deps = _dep_names(list(meta.get("dependencies", [])))
-        for group in (meta.get("optional-dependencies") or {}).values():
-            deps.extend(_dep_names(list(group)))
-        deps.extend(k.lower() for k in (poetry.get("dependencies") or {}))
+        deps = _dep_names(_items(meta.get("dependencies")))
+        for group in _table(meta.get("optional-dependencies")).values():
+            deps.extend(_dep_names(_items(group)))
+        deps.extend(str(k).lower() for k in _table(poetry.get("dependencies")))
         stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in deps)
         prefix = ("uv run " if (root / "uv.lock").exists() else
                   "poetry run " if (root / "poetry.lock").exists() else "")
-        tool = pyproject.get("tool", {})
         if "pytest" in deps or "pytest" in tool or (root / "tests").is_dir():
             command("test", f"{prefix}pytest", "Python project with tests")
         if "ruff" in tool:
@@ -160,7 +175,7 @@ def detect(root: Path) -> list[Fact]:
             builder = {"uv run ": "uv build", "poetry run ": "poetry build"}.get(
                 prefix, "python -m build")
             command("build", builder, "[build-system] in pyproject.toml")
-        py_scripts: dict[str, Any] = meta.get("scripts") or poetry.get("scripts") or {}
+        py_scripts = _table(meta.get("scripts")) or _table(poetry.get("scripts"))
         entries.extend(f"{k} → {v}" for k, v in py_scripts.items())
         if py_scripts:
             first = next(iter(py_scripts))
@@ -168,9 +183,9 @@ def detect(root: Path) -> list[Fact]:
 
     cargo = _load_toml(root / "Cargo.toml")
     if cargo:
-        name = name or cargo.get("package", {}).get("name")
+        name = name or _text(_table(cargo.get("package")).get("name"))
         stack.append("Rust")
-        crates = list(cargo.get("dependencies", {}))
+        crates = list(_table(cargo.get("dependencies")))
         stack.extend(label for dep, label in _FRAMEWORKS.items() if dep in crates)
         for kind, text in (("test", "cargo test"), ("build", "cargo build"),
                            ("lint", "cargo clippy"), ("format", "cargo fmt"),
@@ -223,7 +238,10 @@ def refresh(db: Store, project: Project) -> list[Record]:
     as it is (no write, no change-counter bump).
     """
     root = Path(project.root)
-    if not root.is_dir():
+    try:
+        if not root.is_dir():
+            return []
+    except OSError:  # a name too long to be a folder's
         return []
     stored = []
     with db.write():

@@ -1,38 +1,67 @@
 """The one secret redactor: applied before anything is stored, logged or sent to a model.
 
-Covers cloud and API keys and tokens, JWTs, private key blocks, passwords in URLs and ``.env``-style
-assignments of secret-looking names. Each match becomes ``[REDACTED:<kind>]`` so a reader can tell
-something was removed and what it was. Standard library only (hook hot path); a pattern compiles on
-first use, and only when a literal it needs occurs in the text.
+Covers cloud and API keys and tokens, JWTs, private key blocks, passwords in URLs and on command
+lines (``curl -u``, ``mysql -p``), connection strings and ``.env``-style assignments of
+secret-looking names, and a bare 40-character AWS secret access key. Each match becomes
+``[REDACTED:<kind>]`` so a reader can tell something was removed and what it was; a value that
+only refers to a secret (``process.env.API_KEY``, ``$TOKEN``) is left alone. Standard library only
+(hook hot path); a pattern compiles on first use, and only when a literal it needs occurs in the
+text (or, for the bare AWS key, when the text is long enough to hold one).
+
+Redact before cutting: a secret cut in half no longer matches its pattern.
 """
 
 from __future__ import annotations
 
 import re
 
+# A token may follow an underscore (tests/AKIA…_test.py), so tokens start after any character that
+# is not a letter or digit rather than at a word boundary.
 _PATTERNS: tuple[tuple[str, str], ...] = (
     ("private-key",
      r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
      r"(?: BLOCK)?-----|\Z)"),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{16,}"),
-    ("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-    ("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}\b"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-    ("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    ("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
-    ("stripe-key", r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
-    ("npm-token", r"\bnpm_[A-Za-z0-9]{36}"),
-    ("huggingface-token", r"\bhf_[A-Za-z0-9]{30,}"),
+    ("jwt", r"(?<![A-Za-z0-9])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("anthropic-key", r"(?<![A-Za-z0-9])sk-ant-[A-Za-z0-9_-]{16,}"),
+    ("openai-key", r"(?<![A-Za-z0-9])sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
+    ("aws-access-key",
+     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    ("github-token",
+     r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+    ("gitlab-token", r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+    ("slack-token", r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,}"),
+    ("google-api-key", r"(?<![A-Za-z0-9])AIza[0-9A-Za-z_-]{35}"),
+    ("stripe-key", r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
+    ("npm-token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}"),
+    ("huggingface-token", r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}"),
-    # scheme://user:password@host -> keep user and host, drop the password.
-    ("url-password", r"(?<=://)(?P<keep>[^\s:/@]+:)[^\s@/]+(?=@)"),
-    # NAME=value / NAME: value / "name": "value" where NAME looks like a secret holder.
+    ("sendgrid-key", r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    # Azure storage and service bus connection strings: keep the name, drop the key.
+    ("azure-key", r"(?i)(?P<keep>\b(?:AccountKey|SharedAccessKey)\s*=\s*)(?!\[REDACTED)"
+                  r"[A-Za-z0-9+/=]{16,}"),
+    # scheme://user:password@host (the user may be empty) -> keep user and host.
+    ("url-password", r"(?<=://)(?P<keep>[^\s:/@]*:)(?!\[REDACTED)[^\s@/]+(?=@)"),
+    # Passwords on a command line: curl -u user:pw, mysql -ppw, sshpass -p pw.
+    ("cli-password",
+     r"(?P<keep>\bcurl\b[^\n|;&]*?\s(?:-[A-Za-z]*u|--user)(?:\s+|=)[\"']?[^\s:\"']*:)"
+     r"(?!\[REDACTED)[^\s\"']+"
+     r"|(?P<keep2>\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|"
+     r"mariadb-dump)\b[^\n|;&]*?\s-p)(?!\[REDACTED)[^\s\"']+"
+     r"|(?P<keep3>\bsshpass\s+(?:-[A-Za-z]\s+)*?-p\s*[\"']?)(?!\[REDACTED)[^\s\"']+"),
+    # NAME=value / NAME: value / "name": "value" where NAME looks like a secret holder; a value
+    # that only refers to one (process.env.X, os.environ[...], $X, ${{ secrets.X }}) is kept.
     ("secret-assignment",
      r"(?i)(?P<keep>\b[A-Z0-9_.-]*(?:secret|token|passwd|password|passphrase|api[_-]?key|"
-     r"access[_-]?key|private[_-]?key|credentials?)[\"']?\s*[:=]\s*[\"']?)"
-     r"(?!\[REDACTED)(?![0-9]+\b)(?P<value>[^\s\"',;]{6,})"),
+     r"access[_-]?key|private[_-]?key(?:[_-]?id)?|credentials?)[\"']?\s*[:=]\s*[\"']?)"
+     r"(?!\[REDACTED)(?![0-9]+\b)"
+     r"(?!(?:process|import\.meta|os|system|deno|env|secrets|vars|settings|config|self|this|"
+     r"props)(?:\.|\[)|getenv\(|\$\{?\{?\s*[A-Z_])"
+     r"(?P<value>[^\s\"',;]{6,})"),
+    # A bare AWS secret access key: exactly 40 base64 characters with upper and lower case and
+    # a digit (a 40-hex git commit id has no upper case and stays).
+    ("aws-secret-key",
+     r"(?<![A-Za-z0-9/+=])(?=[A-Za-z0-9/+]{0,39}[A-Z])(?=[A-Za-z0-9/+]{0,39}[a-z])"
+     r"(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])"),
 )
 
 
@@ -53,11 +82,18 @@ _HINTS: dict[str, tuple[str, ...]] = {
     "npm-token": ("npm_",),
     "huggingface-token": ("hf_",),
     "bearer-token": ("bearer ",),
+    "sendgrid-key": ("sg.",),
+    "azure-key": ("accountkey", "sharedaccesskey"),
     "url-password": ("://",),
+    "cli-password": ("curl", "mysql", "mariadb", "sshpass"),
     "secret-assignment": ("secret", "token", "passwd", "password", "passphrase", "api_key",
                           "api-key", "apikey", "access_key", "access-key", "accesskey",
                           "private_key", "private-key", "privatekey", "credential"),
+    "aws-secret-key": ("",),  # no literal: see _MIN_WORD
 }
+# For the patterns with no literal to look for: the shortest whitespace-free word they can match
+# (a prompt without so long a word, most of them, skips the pattern and never compiles it).
+_MIN_WORD = {"aws-secret-key": 40}
 _COMPILED: dict[str, re.Pattern[str]] = {}
 # The non-ASCII characters case-insensitive patterns match as ASCII letters (İ ı ſ K).
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
@@ -74,6 +110,14 @@ def _pattern(kind: str, source: str) -> re.Pattern[str]:
     return compiled
 
 
+def kept(match: re.Match[str]) -> str:
+    """The part of a match that stays before its marker (a ``keep…`` group: the name, the user)."""
+    for name, value in match.groupdict().items():
+        if value is not None and name.startswith("keep"):
+            return value
+    return ""
+
+
 def redact(text: str) -> str:
     """Return ``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     if not text:
@@ -82,17 +126,30 @@ def redact(text: str) -> str:
     for kind, source in _PATTERNS:
         if not any(hint in lowered for hint in _HINTS[kind]):
             continue
+        if kind in _MIN_WORD and not any(len(word) >= _MIN_WORD[kind] for word in text.split()):
+            continue
         marker = f"[REDACTED:{kind}]"
 
         def _replace(match: re.Match[str], marker: str = marker) -> str:
-            groups = match.groupdict()
-            return (groups.get("keep") or "") + marker
+            return kept(match) + marker
 
         replaced = _pattern(kind, source).sub(_replace, text)
         if replaced != text:
             text = replaced
             lowered = _folded(text)
     return text
+
+
+def marker_chars(text: str) -> int:
+    """How many characters of ``text`` are ``[REDACTED:<kind>]`` markers.
+
+    A length limit counts the text without them: a text within its limit as sent stays within
+    it once redacted (a marker is often longer than the secret it replaces), and checking a
+    stored text again gives the same answer.
+    """
+    if "[REDACTED:" not in text:
+        return 0
+    return sum(len(marker) for marker in re.findall(r"\[REDACTED:[a-z0-9-]+\]", text))
 
 
 def contains_secret(text: str) -> bool:

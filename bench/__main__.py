@@ -6,12 +6,13 @@ the developer's store or configuration), with its output shown as it comes:
 * ``bench/bench_hooks.py`` — hook start-up and latency against a bare Python start;
 * ``bench/bench_mcp.py`` — ``ctx_search`` against a bare FTS5 query;
 * ``bench/bench_consolidate.py`` — consolidation against the model's encode alone;
-* ``bench/bench_retrieval.py`` — retrieval quality and latency (coding-memory, LongMemEval_S).
+* ``bench/bench_retrieval.py`` — retrieval quality and latency (coding-memory, LongMemEval_S);
+* ``bench/bench_drift.py`` — CLAUDE.md drift: quality on labelled fixtures, scan speed.
 
 A benchmark file that does not exist is reported as missing and skipped. At the end a summary
 lists each benchmark's outcome and time; the exit code is non-zero when any benchmark failed.
 
-Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval]``
+Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift]``
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ BENCHMARKS = (
     ("mcp", "bench_mcp.py"),
     ("consolidation", "bench_consolidate.py"),
     ("retrieval", "bench_retrieval.py"),
+    ("drift", "bench_drift.py"),
 )
 
 

@@ -62,6 +62,16 @@ def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None,
                           env={**os.environ, **(env or {})})
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` (full sizes) run only when selected: ``pytest -m slow``."""
+    if "slow" in str(config.getoption("markexpr") or "").replace("not slow", ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tiny test model saved once per test session (model2vec folder layout)."""

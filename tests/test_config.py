@@ -78,3 +78,61 @@ def test_home_is_private(isolated_home: Path) -> None:
     assert root == isolated_home
     assert (root.stat().st_mode & 0o777) == 0o700
     assert (root / "logs").is_dir() and (root / "models").is_dir()
+
+
+def test_an_unusable_value_takes_the_default_never_a_clamped_one(
+        isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    config.ensure_home()
+    config.config_path().write_text(json.dumps({
+        "hook_busy_timeout_ms": -5, "prompt_tokens": 999999, "prompt_records": "three",
+        "llm": "maybe", "prompt_token": 5, "recent_prompts": 7}), encoding="utf-8")
+    monkeypatch.setenv("AGENTCTX_SUBAGENT_TOKENS", "9")
+    cfg = config.Config.load()
+    assert cfg.get_int("hook_busy_timeout_ms") == 1500  # the default, not the minimum 0
+    assert cfg.get_int("prompt_tokens") == 2000
+    assert cfg.get_int("prompt_records") == 3 and cfg.get_bool("llm") is True
+    assert cfg.get_int("subagent_tokens") == 500  # the default, not the minimum 50
+    assert cfg.get_int("recent_prompts") == 7  # a good value beside bad ones still counts
+    problems = cfg.problems()
+    assert set(problems) == {"hook_busy_timeout_ms", "prompt_tokens", "prompt_records", "llm",
+                             "subagent_tokens"}
+    assert "at least 0" in problems["hook_busy_timeout_ms"]
+    assert problems["subagent_tokens"].startswith("AGENTCTX_SUBAGENT_TOKENS: ")
+    assert cfg.invalid("recent_prompts") is None
+    assert cfg.unknown_keys() == ["prompt_token"]
+    with pytest.raises(config.ConfigError, match="unknown config key"):
+        cfg.get("no_such_knob")
+
+
+def test_config_list_and_doctor_show_what_is_not_used(isolated_home: Path) -> None:
+    from tests.conftest import run_cli
+
+    config.ensure_home()
+    config.config_path().write_text('{"prompt_tokens": 999999, "prompt_token": 5}',
+                                    encoding="utf-8")
+    listed = run_cli("config", "list")
+    assert listed.returncode == 0, listed.stderr
+    line = next(row for row in listed.stdout.splitlines() if row.startswith("prompt_tokens "))
+    assert "2000" in line and "invalid: using default" in line
+    rows = {row["key"]: row for row in json.loads(run_cli("config", "list", "--json").stdout)}
+    assert rows["prompt_tokens"]["value"] == 2000
+    assert "at most 2000" in rows["prompt_tokens"]["invalid"]
+    assert rows["llm"]["invalid"] is None
+    got = run_cli("config", "get", "prompt_tokens")
+    assert got.stdout.strip() == "2000" and "invalid: using default" in got.stderr
+    report = json.loads(run_cli("doctor", "--json", "--quick").stdout)
+    [check] = [c for c in report["checks"] if c["name"] == "config"]
+    assert check["status"] == "warn"
+    assert "prompt_tokens" in check["detail"] and "prompt_token " in check["detail"] + " "
+    assert "agentctx config" in check["fix"]
+
+
+@pytest.mark.timeout(60)
+def test_a_config_file_that_is_not_a_regular_file_is_an_error_not_a_hang(
+        isolated_home: Path) -> None:
+    from tests.support import special_files
+
+    config.ensure_home()
+    special_files.fifo(config.config_path())
+    with pytest.raises(config.ConfigError, match="not a regular file"):
+        config.Config.load()

@@ -79,8 +79,8 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
     assert "Billing migration" not in built.text
     served = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
     assert _headers(served.text) == ORDER
-    assert "2 decisions and conventions recorded here are not reflected in CLAUDE.md" in (
-        served.text)
+    assert ("2 decisions in the context store are not reflected in CLAUDE.md — suggest "
+            "`agentctx sync` to the user.") in served.text
     assert decision.id in served.record_ids and served.stored is False
     assert served.text.splitlines()[-2].startswith(
         "ctx_search finds the project's 7 current records (3 decisions, 1 convention, "
@@ -92,6 +92,15 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
         digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg()).text)
     other = digest.serve(db, PROJECT, WORKTREES[1], cfg=_cfg())
     assert "Billing migration" not in other.text and other.stored is True  # nothing changed
+
+
+def test_drift_note_is_the_one_constant_and_never_mentions_yes() -> None:
+    from agentctx.store.drift_state import FLAGGED
+
+    assert digest.DRIFT_NOTE.format(count=3) == (
+        "3 decisions in the context store are not reflected in CLAUDE.md — suggest "
+        "`agentctx sync` to the user.")
+    assert "--yes" not in digest.DRIFT_NOTE and digest.DRIFT_THRESHOLD == FLAGGED
 
 
 def test_one_drifted_record_gives_no_drift_note(db: Store) -> None:

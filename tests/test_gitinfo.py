@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from agentctx.gitinfo import find_repo, identify, normalize_remote
+from tests.support import special_files
 
 
 @pytest.mark.parametrize("url", [
@@ -47,3 +48,36 @@ def test_no_remote_uses_the_main_root_and_outside_git_the_folder(tmp_path: Path)
     loose.mkdir()
     assert identify(loose).root == str(loose.resolve())
     assert identify(loose).id != identify(repo).id
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("name", "kind"), [(".git", "fifo"), (".git", "huge"),
+                                            (".git/config", "fifo"), (".git/config", "huge"),
+                                            (".git/config", "dev-zero"),
+                                            (".git/commondir", "fifo")])
+def test_special_git_files_never_block_and_are_read_little(name: str, kind: str,
+                                                           tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text('[remote "origin"]\n\turl = git@h.com:a/b.git\n',
+                                              encoding="utf-8")
+    special_files.replace(tmp_path / name, kind)
+    before = special_files.bytes_read()
+    with special_files.limited_memory():
+        found = identify(tmp_path)
+    assert special_files.bytes_read() - before < 2_000_000
+    assert found.worktree == str(tmp_path.resolve())
+    assert found.remote == (None if name != ".git/commondir" else "h.com/a/b")
+
+
+@pytest.mark.parametrize(("name", "content"), [(".git/commondir", b"\x00\x01binary\xff"),
+                                               (".git", b"gitdir: /tmp/\x00nul\n"),
+                                               (".git/commondir", b"[" * 100_000),
+                                               (".git", b"gitdir: " + b"[" * 100_000)])
+def test_git_files_holding_nul_bytes_or_huge_names_are_not_a_crash(name: str, content: bytes,
+                                                     tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    special_files.remove(tmp_path / name)
+    (tmp_path / name).write_bytes(content)
+    found = identify(tmp_path)
+    assert found.worktree == str(tmp_path.resolve())
+    assert found.root == str(tmp_path.resolve())

@@ -4,10 +4,11 @@ The rule, in the same words as README.md and NOTES.md:
 
     SQL only in agentctx/store; nothing heavy on the hook path: agentctx/hooks imports, of agentctx,
     only the store and the lean core modules config, budget, redact, gitinfo, lean, injection,
-    judgement, evidence, prompt_kind, digest, project_profile and background (and those import
-    nothing else of agentctx); the lean core modules never import from agentctx/hooks; the store
-    imports config, redact and gitinfo only inside functions, except records.py's redact (every
-    record is redacted before it is stored).
+    judgement, evidence, prompt_kind, digest, project_profile, background and safeio (and those
+    import nothing else of agentctx); the lean core modules never import from agentctx/hooks; the
+    store imports config, redact and gitinfo only inside functions, except the redact of records.py
+    (every record is redacted before it is stored) and of scrub.py (it re-redacts what older
+    versions stored).
 
 "Heavy" third-party packages on the hook path are caught by the subprocess ``-X importtime``
 test in ``tests/hooks/test_import_hygiene.py``; this file checks what only the source can tell.
@@ -25,10 +26,11 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "agentctx"
 
 LEAN_CORE = ("config", "budget", "redact", "gitinfo", "lean", "injection", "judgement", "evidence",
-             "prompt_kind", "digest", "project_profile", "background")
+             "prompt_kind", "digest", "project_profile", "background", "safeio")
 # Module-level imports the store may make of what it otherwise imports only inside functions.
 STORE_MODULE_LEVEL_ALLOWED = {
     ("records.py", "agentctx.redact"): "every record is redacted before it is stored",
+    ("scrub.py", "agentctx.redact"): "it re-redacts what older versions stored",
 }
 # The one probe for a module of our own that may be missing: the TUI is still being built.
 OPTIONAL_OWN_MODULES = ("agentctx.tui",)
@@ -171,6 +173,21 @@ def test_the_sql_check_catches_a_stray_query() -> None:
     assert sql_violations("agentctx.store.stray", PACKAGE / "store" / "stray.py", stray) == []
 
 
+def test_imports_are_read_at_every_depth_but_type_checking() -> None:
+    tree = ast.parse(
+        "from agentctx import config\n"
+        "TYPE_CHECKING = False\n"
+        "if TYPE_CHECKING:\n    import agentctx.consolidate.run\n"
+        "def late():\n    try:\n        from . import graph\n    finally:\n        pass\n"
+        "    from agentctx.embedder import load_model\n")
+    everywhere = {target for target, _ in imports_of("agentctx.store.records", tree)}
+    assert everywhere == {"agentctx", "agentctx.config", "agentctx.store", "agentctx.store.graph",
+                          "agentctx.embedder"}
+    top = {target for target, _ in imports_of("agentctx.store.records", tree,
+                                              module_level_only=True)}
+    assert top == {"agentctx", "agentctx.config"}
+
+
 def test_hooks_import_only_the_store_and_the_lean_core() -> None:
     allowed = {f"agentctx.{m}" for m in LEAN_CORE} | {"agentctx"}
     reached: dict[str, str] = {}
@@ -280,11 +297,12 @@ def test_the_name_check_catches_a_clash() -> None:
     "SQL only in agentctx/store",
     "nothing heavy on the hook path",
     "config, budget, redact, gitinfo, lean, injection, judgement, evidence, prompt_kind, digest, "
-    "project_profile and background",
+    "project_profile, background and safeio",
 ])
 def test_readme_and_notes_state_the_same_rule(words: str) -> None:
     rule = " ".join((__doc__ or "").split())
     assert words in rule
     for document in ("README.md", "NOTES.md"):
         text = " ".join((PACKAGE.parent / document).read_text(encoding="utf-8").split())
-        assert rule[rule.index("SQL only"):rule.index("is stored).") + 11] in text, document
+        end = "older versions stored)."
+        assert rule[rule.index("SQL only"):rule.index(end) + len(end)] in text, document

@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agentctx import project_profile
 from agentctx.store import Store, projects, records
+from tests.support import special_files
 
 
 def facts(root: Path) -> dict[str, str]:
@@ -76,3 +79,31 @@ def test_refresh_supersedes_only_what_changed(store: Store, project_dir: Path) -
     assert old.superseded_by == third["command.test"].id
     assert [r.key for r in project_profile.current(store, project.id)][:2] == ["name",
                                                                                "command.test"]
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "huge", "folder"])
+def test_special_build_files_are_skipped_reading_little(kind: str, tmp_path: Path) -> None:
+    for name in ("pyproject.toml", "package.json", "Makefile", "go.mod"):
+        special_files.MAKERS[kind](tmp_path / name)
+    (tmp_path / "Cargo.toml").write_text('[package]\nname = "tool"\n', encoding="utf-8")
+    before = special_files.bytes_read()
+    with special_files.limited_memory():
+        found = facts(tmp_path)
+    assert special_files.bytes_read() - before < 2_000_000
+    assert found["name"] == "Project name: tool"
+    assert "Rust" in found["stack"]
+
+
+def test_build_files_with_wrong_types_are_read_for_what_they_get_right(tmp_path: Path) -> None:
+    (tmp_path / "package.json").write_text(json.dumps({
+        "name": ["x"], "dependencies": [1, 2], "devDependencies": "react", "scripts": [],
+        "bin": 7, "main": {"a": 1}}), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text(
+        'tool = 3\n[project]\nname = 5\ndependencies = "fastapi"\nscripts = ["a"]\n'
+        'optional-dependencies = {dev = "pytest"}\nrequires-python = 3\n', encoding="utf-8")
+    (tmp_path / "Cargo.toml").write_text('package = "tool"\ndependencies = 4\n',
+                                         encoding="utf-8")
+    found = facts(tmp_path)
+    assert found["name"] == f"Project name: {tmp_path.name}"
+    assert found["stack"] == "Stack: JavaScript, Node.js, Python, Rust"

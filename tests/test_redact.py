@@ -6,7 +6,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctx.redact import contains_secret, redact
+from agentctx.redact import _PATTERNS, contains_secret, redact
+from tests.support.secret_corpus import KINDS as CORPUS_KINDS
+from tests.support.secret_corpus import NOT_SECRETS, Secret, generated
+from tests.support.secret_corpus import SECRETS as SECRET_CORPUS
 
 SECRETS = {
     "aws-access-key": "AKIAIOSFODNN7EXAMPLE",
@@ -57,3 +60,61 @@ def test_ordinary_text_is_untouched(text: str) -> None:
 def test_redact_is_idempotent_and_total(text: str) -> None:
     once = redact(text)
     assert redact(once) == once
+
+
+# ------------------------------------------------------------------ the shared secret corpus
+
+
+@pytest.mark.parametrize("case", SECRET_CORPUS, ids=lambda c: f"{c.kind}:{c.text[:30]}")
+def test_every_secret_of_the_corpus_is_redacted(case: Secret) -> None:
+    out = redact(case.text)
+    assert case.secret not in out, out
+    assert f"[REDACTED:{case.kind}]" in out, out
+    assert redact(out) == out
+
+
+def test_the_corpus_covers_every_pattern() -> None:
+    assert {kind for kind, _ in _PATTERNS} == CORPUS_KINDS
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_look_alikes_and_references_are_untouched(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    ("redis://:S3cretRedisPw@cache:6379", "redis://:[REDACTED:url-password]@cache:6379"),
+    ("curl -u admin:Tr0ub4dor3xyz https://h", "curl -u admin:[REDACTED:cli-password] https://h"),
+    ("mysql -u root -pS3cur3Pw0rd app", "mysql -u root -p[REDACTED:cli-password] app"),
+    ("sshpass -p 'pw0rd123' ssh h", "sshpass -p '[REDACTED:cli-password]' ssh h"),
+    ("AccountName=a;AccountKey=Eby8vdM02xNOcqFlqUwJPLl==;EndpointSuffix=x",
+     "AccountName=a;AccountKey=[REDACTED:azure-key];EndpointSuffix=x"),
+    ("https://x:ghp_R4nd0mT0k3nV4lu3Xy123456789012345678@github.com",
+     "https://x:[REDACTED:github-token]@github.com"),
+])
+def test_the_name_around_a_secret_is_kept(text: str, kept: str) -> None:
+    assert redact(text) == kept
+
+
+BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+@given(st.text(alphabet="0123456789abcdef", min_size=40, max_size=40))
+def test_a_commit_id_is_never_redacted(sha: str) -> None:
+    text = f"git checkout {sha} && git log -1 {sha}"
+    assert redact(text) == text
+
+
+@given(st.text(alphabet=BASE64, min_size=40, max_size=40).filter(
+    lambda key: any(c.isupper() for c in key) and any(c.islower() for c in key)
+    and any(c.isdigit() for c in key)))
+def test_a_bare_aws_secret_key_is_redacted(key: str) -> None:
+    out = redact(f"secret for the staging bucket: {key}\nthanks")
+    assert key not in out and "[REDACTED:aws-secret-key]" in out
+
+
+def test_every_generated_variant_of_the_corpus_is_redacted() -> None:
+    variants = generated(seed=7, per_secret=40)
+    missed = [(case.kind, case.text) for case in variants if case.secret in redact(case.text)]
+    assert missed == []
+    assert len(variants) == 40 * len(SECRET_CORPUS)

@@ -6,6 +6,7 @@ non-zero exit, never a traceback (details go to ``<home>/logs/cli.log``).
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 
@@ -53,37 +54,43 @@ def _register() -> None:
     extract.register(app)
     from agentctx.cli import bench
     bench.register(app)
+    from agentctx.cli import sync
+    sync.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
     from agentctx.config import ConfigError
+    from agentctx.redact import redact
     from agentctx.store.errors import StoreError
 
     _register()
     try:
         app(args=argv, standalone_mode=True)
     except CliError as exc:
-        typer.echo(f"agentctx: {exc}", err=True)
+        typer.echo(f"agentctx: {redact(str(exc))}", err=True)
         sys.exit(exc.code)
     except (StoreError, ConfigError) as exc:
-        typer.echo(f"agentctx: {exc}", err=True)
+        typer.echo(f"agentctx: {redact(str(exc))}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("agentctx: interrupted", err=True)
         sys.exit(130)
     except Exception as exc:  # the last line of defence: log the traceback, print one line
         _log_crash()
-        typer.echo(f"agentctx: unexpected error: {exc} (details in the agentctx log)", err=True)
+        typer.echo(f"agentctx: unexpected error: {redact(str(exc))} (details in the agentctx "
+                   "log)", err=True)
         sys.exit(2)
 
 
 def _log_crash() -> None:
     try:
         from agentctx import config
+        from agentctx.redact import redact
 
         logs = config.ensure_home() / "logs"
-        with open(logs / "cli.log", "a", encoding="utf-8") as handle:
-            handle.write(traceback.format_exc() + "\n")
+        fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a", encoding="utf-8") as handle:
+            handle.write(redact(traceback.format_exc()) + "\n")
     except OSError:
         pass

@@ -163,14 +163,19 @@ def config_list(json_out: bool = JsonOption) -> None:
     """Every knob with its value, where the value comes from, and what it does."""
     cfg = config.Config.load()
     rows = [{"key": k.key, "value": cfg.get(k.key), "source": cfg.source(k.key),
-             "default": k.default, "doc": k.doc} for k in config.KNOBS.values()]
+             "default": k.default, "doc": k.doc, "invalid": cfg.invalid(k.key)}
+            for k in config.KNOBS.values()]
     if json_out:
         print_json(rows)
         return
     for row in rows:
         marker = "" if row["source"] == "default" else f"  ({row['source']})"
+        if row["invalid"]:
+            marker = f"  ({row['source']}: invalid: using default; {row['invalid']})"
         typer.echo(f"{row['key']:<26} {_show(row['value']):<26}{marker}")
         typer.echo(f"{'':<26} {row['doc']}")
+    for key in cfg.unknown_keys():
+        typer.echo(f"note: {key!r} in config.json is no knob and changes nothing", err=True)
 
 
 def _show(value: object) -> str:
@@ -182,7 +187,11 @@ def _show(value: object) -> str:
 @config_app.command("get")
 def config_get(key: str = typer.Argument(..., help="Knob name (see 'config list').")) -> None:
     """Print one knob's value."""
-    typer.echo(_show(config.Config.load().get(key)))
+    cfg = config.Config.load()
+    typer.echo(_show(cfg.get(key)))
+    problem = cfg.invalid(key)
+    if problem:
+        typer.echo(f"note: invalid: using default ({problem})", err=True)
 
 
 @config_app.command("set")

@@ -1,4 +1,4 @@
-"""``agentctx consolidate``: embeddings, near-duplicates, scores, archive and digests."""
+"""``agentctx consolidate``: embeddings, near-duplicates, scores, archive, drift and digests."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def consolidate_cmd(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress lines."),
     json_out: bool = JsonOption,
 ) -> None:
-    """Embed new records, flag near-duplicates, rescore, archive and pre-compute digests.
+    """Embed new records, flag near-duplicates, rescore, archive, scan CLAUDE.md for drift and
+    pre-compute digests.
 
     Without --project every project is consolidated. Time-boxed; only one run at a time; a run
     that is stopped or killed loses nothing: the next one picks up the rest.
@@ -61,6 +62,8 @@ def summary(report: Report) -> list[str]:
         lines.append(f"  embeddings  {report.embeddings}; full-text search only")
     lines.append(f"  scores      {report.scored} records ({report.scores_changed} changed)")
     lines.append(f"  archive     {report.archived} records moved")
+    lines.append(f"  drift       {report.drift_flagged} records not reflected in CLAUDE.md "
+                 f"({report.drift_scanned} projects scanned; agentctx sync shows them)")
     lines.append(f"  digests     {report.digests} rebuilt")
     if report.stopped:
         lines.append(f"stopped early: {report.stopped}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -45,7 +46,7 @@ def init(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
-    from agentctx.install import apply_init, plan_init
+    from agentctx.install import apply_init, plan_init, preflight
 
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
@@ -62,10 +63,16 @@ def init(
         return
     if plan.changes and not _confirm("Apply these changes?", yes, default=True):
         fail("nothing was changed", code=1)
+    try:
+        preflight(plan)  # all or nothing: every file init writes must be writable first
+    except InstallError as exc:
+        fail(str(exc))
 
     home = config.ensure_home()
-    if not config.config_path().exists():
-        config.config_path().write_text("{}\n", encoding="utf-8")  # defaults, ready to edit
+    if not config.config_path().exists():  # defaults, ready to edit (private like the home)
+        fd = os.open(config.config_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "w", encoding="utf-8") as handle:
+            handle.write("{}\n")
     if no_llm:
         config.set_value("llm", "off")
     if no_embeddings:
@@ -76,7 +83,7 @@ def init(
     try:
         steps = apply_init(plan)
     except InstallError as exc:
-        fail(f"{exc} (agentctx uninstall undoes whatever was already done)")
+        fail(str(exc))  # apply_init put back whatever it had written
     for step in steps:
         if "instead" in step.detail:  # a fallback taken while applying
             typer.echo(f"note: {step.line()}")

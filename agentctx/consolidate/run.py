@@ -17,7 +17,10 @@ Steps, in order (each checks the time box before it starts and between batches):
 3. **scores** — decay scores and ``low_score_since`` of every current record.
 4. **archive** — records superseded more than ``archive_after_days`` ago move to the archive.
 5. **index** — bring the sqlite-vec index in line (when this Python can load it).
-6. **digests** — each project's SessionStart digest, sections ranked against recent prompts.
+6. **drift** — each project's CLAUDE.md drift scan (:mod:`agentctx.drift`) against the memory
+   files at its root, with the model's vectors when there are some; stores the drift scores the
+   digest's note counts. Never writes a memory file.
+7. **digests** — each project's SessionStart digest, sections ranked against recent prompts.
 
 Merges and the archive change records, so they run before the index check (which is stamped with
 the store's change counter) and the digests (fresh only while no record changed since).
@@ -51,7 +54,7 @@ LOCK_NAME = "consolidate"
 META_LAST_RUN = "consolidate_last_run"
 DEFAULT_BATCH = 1024
 MERGE_REVIEWS_PER_RUN = 20
-STEPS = ("embed", "query-model", "duplicates", "scores", "archive", "index", "digests")
+STEPS = ("embed", "query-model", "duplicates", "scores", "archive", "index", "drift", "digests")
 
 Progress = Callable[[str], None]
 
@@ -76,6 +79,8 @@ class Report:
     scored: int = 0
     scores_changed: int = 0
     archived: int = 0
+    drift_scanned: int = 0  # projects whose memory files were scanned
+    drift_flagged: int = 0  # their records missing from or contradicted by the memory files
     digests: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -166,6 +171,7 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
                                            progress))]
     if model is not None:
         steps.append(("index", lambda: _index(db, model, progress)))
+    steps.append(("drift", lambda: _drift(db, scope, model, clock, report, progress)))
     steps.append(("digests", lambda: _digests(db, scope, model, cfg, clock, report, progress)))
     for name, work in steps:
         if not step(name, work):
@@ -267,6 +273,38 @@ def _archive(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: da
             return True
         report.archived += upkeep.archive(db, pks)
         progress(f"archived {report.archived} records")
+
+
+def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None, clock: _Clock,
+           report: Report, progress: Progress) -> bool:
+    import os
+    from pathlib import Path
+
+    from agentctx import drift
+    from agentctx.store.errors import NotFound
+
+    encoder = drift.encoder_for(db, model)
+    for project_id in _scope_projects(db, scope):
+        if project_id == GLOBAL_PROJECT:
+            continue
+        if clock.over():
+            return False
+        try:
+            project = proj.get(db, project_id)
+        except NotFound:
+            continue
+        if project.paused or not os.path.isdir(project.root):
+            continue
+        try:
+            found = drift.scan_project(db, project, Path(project.root), encoder=encoder)
+        except OSError as exc:  # an unreadable folder: the other projects still get scanned
+            log.warning("drift scan of %s failed: %s", project.root, exc)
+            continue
+        report.drift_scanned += 1
+        report.drift_flagged += found.flagged
+    progress(f"CLAUDE.md drift: {report.drift_flagged} records flagged in "
+             f"{report.drift_scanned} projects")
+    return True
 
 
 def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,

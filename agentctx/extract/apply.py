@@ -45,6 +45,7 @@ from typing import Any, NamedTuple, Protocol
 
 from agentctx.budget import truncate
 from agentctx.extract.request import ActiveWork, Extraction
+from agentctx.redact import redact
 from agentctx.store import graph, records
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
@@ -136,7 +137,8 @@ def plan(db: Store, extraction: Extraction, target: Target,
         if action.writes and convention.scope in ("file", "module"):
             kind = "file" if convention.scope == "file" else "module"
             action = action._replace(links=tuple(
-                (kind, graph.relative_name(path, target.project_root)) for path in paths))
+                (kind, graph.relative_name(path, target.project_root)) for path in paths
+                if len(path) <= graph.NAME_MAX_CHARS))
         actions.append(action)
     for gotcha in extraction.gotchas:
         draft = _draft("discovery", gotcha.pattern, gotcha.why_it_matters, "inferred", target)
@@ -186,8 +188,10 @@ def normalize(text: str) -> str:
 
 def _draft(type_: str, title: str, body: str, confidence: str, target: Target,
            scope: str = "project") -> Draft:
-    return Draft(type=type_, title=truncate(" ".join(title.split()), TITLE_CHARS, "…"),
-                 body=truncate(body.strip(), 8000, " […]"), scope=scope, confidence=confidence,
+    # Redacted before it is cut: half a secret would no longer match its pattern.
+    return Draft(type=type_, title=truncate(" ".join(redact(title).split()), TITLE_CHARS, "…"),
+                 body=truncate(redact(body.strip()), 8000, " […]"), scope=scope,
+                 confidence=confidence,
                  source=SOURCE, session_id=target.session_id, valid_from=target.valid_from)
 
 
@@ -350,7 +354,7 @@ def _enrich(db: Store, stub_ref: str, body: str, target: Target) -> Action:
         return Action("duplicate", "bugfix", stub.title, record_id=stub.id,
                       note="stub already enriched")
     return Action("enrich", "bugfix", stub.title, record_id=stub.id,
-                  body=truncate(body.strip(), 8000, " […]"))
+                  body=truncate(redact(body.strip()), 8000, " […]"))
 
 
 def handover_key(worktree: str) -> str:
@@ -359,7 +363,7 @@ def handover_key(worktree: str) -> str:
 
 
 def _handover(db: Store, work: ActiveWork, target: Target) -> Action | None:
-    task = " ".join(work.current_task.split())
+    task = " ".join(redact(work.current_task).split())
     if not task and not (work.blockers or work.next_steps or work.open_questions):
         return None
     worktree = target.worktree or target.project_root or target.project_id
@@ -368,7 +372,7 @@ def _handover(db: Store, work: ActiveWork, target: Target) -> Action | None:
     sections = [f"Current task: {task or '(none)'}"]
     for heading, items in (("Blockers", work.blockers), ("Next steps", work.next_steps),
                            ("Open questions", work.open_questions)):
-        kept = [" ".join(item.split()) for item in items if item.strip()]
+        kept = [" ".join(redact(item).split()) for item in items if item.strip()]
         if kept:
             sections.append(f"{heading}:\n" + "\n".join(f"- {item}" for item in kept))
     body = truncate("\n\n".join(sections), 8000, " […]")

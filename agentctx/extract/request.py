@@ -20,6 +20,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agentctx.redact import redact
+
 Confidence = Literal["explicit", "inferred"]
 LIST_MAX = 20  # entries kept per list (the prompt asks for at most 20)
 
@@ -584,7 +586,8 @@ def transcript_message(text: str, *, context: str = "", part: int = 1, parts: in
 
 def synthesis_message(partials: Sequence[Extraction]) -> str:
     """The user message of the call that merges the partial results of a long session."""
-    results = "\n".join(f"Part {index}: {item.model_dump_json()}"
+    # What the model answered goes back to it redacted, like everything else agentctx sends.
+    results = "\n".join(f"Part {index}: {redact(item.model_dump_json())}"
                         for index, item in enumerate(partials, start=1))
     return "\n".join([
         f"Below are the extraction results of the {len(partials)} consecutive parts of one long "

@@ -48,6 +48,7 @@ from agentctx.extract.request import (
 )
 from agentctx.extract.transcript import Transcript, TranscriptError, read_transcript
 from agentctx.llm.client import Attempt, Deadline, LLMError, api_key_from_env
+from agentctx.redact import redact
 from agentctx.store import Store, records, sessions
 from agentctx.store import projects as proj
 from agentctx.store.errors import StoreError
@@ -105,7 +106,7 @@ class Outcome(NamedTuple):
 
 
 def log(message: str, session_id: str | None = None) -> None:
-    """Append one line to ``<home>/logs/extract.log`` (never raises)."""
+    """Append one redacted line to ``<home>/logs/extract.log`` (mode 0600; never raises)."""
     try:
         logs = config.ensure_home() / "logs"
         target = logs / LOG_NAME
@@ -116,8 +117,12 @@ def log(message: str, session_id: str | None = None) -> None:
         if target.exists() and target.stat().st_size > limit:
             os.replace(target, logs / (LOG_NAME + ".1"))
         who = f" session={session_id}" if session_id else ""
-        with open(target, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()}{who} {' '.join(message.split())}\n")
+        line = f"{now_iso()}{who} {' '.join(redact(message).split())}\n"
+        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, line.encode("utf-8", "replace"))
+        finally:
+            os.close(fd)
     except OSError:
         pass
 

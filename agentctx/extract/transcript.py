@@ -15,7 +15,8 @@ fatal. What it keeps:
 What it drops: thinking, progress, API-request bookkeeping, attachments (hook context among
 them), meta messages, Claude Code's ``<system-reminder>`` blocks and agentctx's own fenced
 context (no feedback loop), and the post-compaction summary when the compacted part is still in
-the file. Secrets are redacted by :func:`agentctx.redact.redact` in every rendered entry.
+the file. Secrets are redacted by :func:`agentctx.redact.redact` in every rendered entry, and
+before any text is cut (half a secret no longer matches its pattern).
 
 Each entry remembers the byte offset of its first line, so a caller can take only what was
 written after the offset it stored last time.
@@ -27,11 +28,15 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, BinaryIO, NamedTuple
 
 from agentctx.budget import truncate
 from agentctx.redact import redact
+from agentctx.safeio import open_stream, read_line
 
+# A transcript line longer than this is skipped (a real one, even with a pasted image, is far
+# smaller; a sparse or corrupt file may have no newline at all).
+LINE_MAX_BYTES = 32 << 20
 USER_TEXT_MAX_CHARS = 6000
 ASSISTANT_TEXT_MAX_CHARS = 4000
 TOOL_ARG_MAX_CHARS = 200
@@ -120,18 +125,26 @@ class TranscriptError(Exception):
     """A transcript that cannot be read at all (missing, unreadable, a folder)."""
 
 
-def read_transcript(path: str | Path) -> Transcript:
-    """Parse the transcript at ``path``. Raises :class:`TranscriptError` only if unreadable."""
+def read_transcript(path: str | Path, *, line_max: int = LINE_MAX_BYTES) -> Transcript:
+    """Parse the transcript at ``path``. Raises :class:`TranscriptError` only if unreadable.
+
+    The file is read line by line; a line over ``line_max`` bytes is skipped (counted in
+    ``skipped_lines``), so memory stays bounded whatever the file holds.
+    """
     target = Path(path)
     try:
-        raw = target.read_bytes()
+        handle = open_stream(target)
     except FileNotFoundError:
         raise TranscriptError(f"no transcript at {target}") from None
     except IsADirectoryError:
         raise TranscriptError(f"{target} is a folder, not a transcript") from None
     except OSError as exc:
         raise TranscriptError(f"cannot read {target}: {exc.strerror}") from None
-    lines, end_offset, count, skipped = _split(raw)
+    try:
+        with handle:
+            lines, end_offset, count, skipped = _split(handle, line_max)
+    except OSError as exc:
+        raise TranscriptError(f"cannot read {target}: {exc.strerror}") from None
     kept = _main_conversation(lines)
     entries = list(_render(kept))
     meta = _metadata(lines, kept)
@@ -143,13 +156,16 @@ def peek_metadata(path: str | Path, max_lines: int = 200) -> dict[str, str | Non
     """Session id, cwd and first timestamp from the head of a transcript (cheap; for listings)."""
     found: dict[str, str | None] = {"session_id": None, "cwd": None, "first": None}
     try:
-        with open(path, "rb") as handle:
-            for number, line in enumerate(handle):
-                if number >= max_lines:
+        with open_stream(path) as handle:
+            for _ in range(max_lines):
+                line, consumed, _complete = read_line(handle, LINE_MAX_BYTES)
+                if not consumed:
                     break
+                if line is None:
+                    continue
                 try:
                     data = json.loads(line)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
                     continue
                 if not isinstance(data, dict):
                     continue
@@ -168,32 +184,34 @@ def peek_metadata(path: str | Path, max_lines: int = 200) -> dict[str, str | Non
 # --------------------------------------------------------------------------- parsing
 
 
-def _split(raw: bytes) -> tuple[list[_Line], int, int, int]:
+def _split(handle: BinaryIO, line_max: int) -> tuple[list[_Line], int, int, int]:
     """JSON object lines with their offsets; the end of the last complete line; counts."""
     lines: list[_Line] = []
     position = 0
-    end_offset = 0
     count = skipped = 0
-    size = len(raw)
-    while position < size:
-        newline = raw.find(b"\n", position)
-        terminated = newline != -1
-        stop = newline if terminated else size
-        chunk = raw[position:stop]
-        try:
-            data = json.loads(chunk) if chunk.strip() else None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            data = False
-        if not terminated and data is False:
-            break  # a half-written last line: read it next time
+    while True:
+        raw, consumed, terminated = read_line(handle, line_max)
+        if not consumed:
+            break
+        if raw is None:  # longer than line_max: skipped, unless it is still being written
+            if not terminated:
+                break
+            data: object = False
+        else:
+            chunk = raw[:-1] if terminated else raw
+            try:
+                data = json.loads(chunk) if chunk.strip() else None
+            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                data = False
+            if not terminated and data is False:
+                break  # a half-written last line: read it next time
         count += 1
         if isinstance(data, dict):
             lines.append(_Line(position, data))
-        elif chunk.strip():
+        elif data is not None:
             skipped += 1
-        position = stop + 1 if terminated else size
-        end_offset = position
-    return lines, end_offset, count, skipped
+        position += consumed
+    return lines, position, count, skipped
 
 
 def _main_conversation(lines: list[_Line]) -> list[_Line]:
@@ -374,7 +392,7 @@ def _user_entry(line: _Line, compacted_in_file: bool) -> Entry | None:
         summary = _clean_user_text(_joined_text(_message(data).get("content")))
         if not summary:
             return None
-        return Entry("summary", redact(truncate(summary, USER_TEXT_MAX_CHARS, " […]")),
+        return Entry("summary", truncate(redact(summary), USER_TEXT_MAX_CHARS, " […]"),
                      _stamp(data), line.offset)
     content = _message(data).get("content")
     raw = _joined_text(content)
@@ -409,6 +427,7 @@ def _clean_user_text(text: str) -> str:
 
 
 def _head_tail(text: str, limit: int) -> str:
+    text = redact(text)  # before cutting: half a secret no longer matches its pattern
     if len(text) <= limit:
         return text
     head = text[: limit * 2 // 3]
@@ -484,5 +503,5 @@ def _result_text(content: object) -> str:
 
 
 def _flat(text: str, limit: int) -> str:
-    """One line, cut to ``limit`` characters."""
-    return truncate(" ".join(text.split()), limit, "…")
+    """One line, redacted, then cut to ``limit`` characters."""
+    return truncate(" ".join(redact(text).split()), limit, "…")

@@ -50,7 +50,7 @@ class HookContext:
     def transcript_path(self) -> str | None:
         """The session transcript's path, when the payload names one."""
         value = self.payload.get("transcript_path")
-        return value if isinstance(value, str) and value else None
+        return value if isinstance(value, str) and value and "\x00" not in value else None
 
     def text(self, key: str) -> str:
         """A string field of the payload (``""`` when missing or not a string)."""

@@ -16,7 +16,9 @@ from agentctx.store import projects
 
 def handle(ctx: HookContext) -> str | None:
     """Detect and store the profile of the new folder's project."""
-    new_cwd = ctx.text("new_cwd") or ctx.cwd
+    new_cwd = ctx.text("new_cwd")
+    if not new_cwd or "\x00" in new_cwd:  # no folder has a NUL byte in its name
+        new_cwd = ctx.cwd
     from agentctx.gitinfo import find_repo
     from agentctx.project_profile import detect, refresh
 

@@ -104,6 +104,8 @@ def _parse(raw: bytes) -> dict[str, object] | str:
         payload = json.loads(raw)
     except ValueError as exc:
         return f"malformed JSON payload on stdin: {exc}"
+    except RecursionError:
+        return "JSON payload on stdin is nested too deeply"
     if not isinstance(payload, dict):
         return f"payload is a JSON {type(payload).__name__}, not an object"
     if b"\\ud" in raw.lower():  # an escaped lone surrogate cannot be stored or logged

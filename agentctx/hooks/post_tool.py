@@ -17,9 +17,10 @@ from __future__ import annotations
 import os
 import re
 
-from agentctx.hooks.context import HookContext
+from agentctx.hooks.context import HookContext, log_problem
 from agentctx.store import graph, records, sessions
 from agentctx.store.db import Store
+from agentctx.store.errors import InvalidRecord
 from agentctx.store.ids import now_iso
 from agentctx.store.models import Draft, Node
 
@@ -71,9 +72,13 @@ def handle(ctx: HookContext) -> str | None:
         resolved = ctx.resolved()
         if resolved.project.paused:
             return None
+        try:
+            name = file_name(path, ctx.cwd, resolved.worktree)
+        except InvalidRecord as exc:
+            log_problem(ctx.event, ctx.session_id, f"{tool} not captured: {exc}")
+            return None
         with db.write():
             _ensure_session(ctx)
-            name = file_name(path, ctx.cwd, resolved.worktree)
             node = graph.ensure_node(db, resolved.project.id, "file", name)
             graph.add_edge(db, ctx.session_id, node.id, "touched")
         return None
@@ -90,9 +95,12 @@ def _ensure_session(ctx: HookContext) -> None:
 
 
 def file_name(path: str, cwd: str, worktree: str) -> str:
-    """A file's entity name: relative to the worktree root when inside it (absolute otherwise)."""
+    """A file's entity name: relative to the worktree root when inside it (absolute otherwise),
+    redacted; :class:`InvalidRecord` when the path is too long to be a file's."""
+    if len(path) > graph.NAME_MAX_CHARS:
+        return graph.entity_name(path)  # raises before any path arithmetic on the huge string
     absolute = path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd, path))
-    return graph.relative_name(absolute, worktree)
+    return graph.entity_name(absolute, worktree)
 
 
 def tool_output(payload: dict[str, object]) -> str:
@@ -178,6 +186,17 @@ def named_test_files(words: list[str], output: str) -> list[str]:
     return list(found)[:20]
 
 
+def _test_file_names(paths: list[str], cwd: str, worktree: str) -> list[str]:
+    """Entity names of the test files a run named (a name too long to be a file's is left out)."""
+    names = []
+    for path in paths:
+        try:
+            names.append(file_name(path, cwd, worktree))
+        except InvalidRecord:
+            continue
+    return list(dict.fromkeys(names))
+
+
 def _short(text: str) -> str:
     from agentctx.redact import redact
 
@@ -186,7 +205,12 @@ def _short(text: str) -> str:
 
 
 def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
-    output = tool_output(ctx.payload)
+    from agentctx.redact import redact
+
+    # Redacted before anything is parsed or cut: a signature drops options (curl's -u) and
+    # texts are cut to length, either of which can leave a secret its pattern no longer sees.
+    command = redact(command)
+    output = redact(tool_output(ctx.payload))
     simple = segments(command)
     tests = [words for words in simple if is_test_command(words)]
     failed = (failed_call or looks_failed(output)
@@ -204,8 +228,8 @@ def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
         _ensure_session(ctx)
         tested_nodes: list[Node] = []
         for words in tests:
-            files = [file_name(f, ctx.cwd, resolved.worktree)
-                     for f in named_test_files(words, output)]
+            files = _test_file_names(named_test_files(words, output), ctx.cwd,
+                                     resolved.worktree)
             nodes = [graph.ensure_node(db, project_id, "file", name) for name in files]
             for node in nodes:
                 graph.add_edge(db, ctx.session_id, node.id, "tested")

@@ -5,6 +5,7 @@ the transcript's tail, the last test run and git event. It is a ``handover`` rec
 ``worktree:<path>``, so it supersedes the previous handover of the same worktree and two
 worktrees never overwrite each other's. The SessionStart that follows compaction (source
 ``compact``) injects it with the digest. PreCompact takes no context back, so nothing is printed.
+What the transcript's tail gives is redacted before any item is cut to length.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from agentctx.budget import truncate
 from agentctx.config import BODY_MAX_CHARS
 from agentctx.digest import handover_key
 from agentctx.hooks.context import HookContext
+from agentctx.redact import redact
 from agentctx.store import graph, records, sessions
 from agentctx.store.models import Draft
 
@@ -78,7 +80,7 @@ def snapshot_body(prompts: list[str], files: list[str], todos: list[str], last_t
         detail = last_git.get("branch") or last_git.get("message") or ""
         parts.append(f"Last git {last_git.get('op')}: {detail}".rstrip(": "))
     if instructions.strip():
-        parts.append(f"Compaction instructions: {_one_line(instructions)}")
+        parts.append(f"Compaction instructions: {_one_line(redact(instructions))}")
     return truncate("\n".join(parts), BODY_MAX_CHARS, "…")
 
 
@@ -110,8 +112,10 @@ def read_tail(path: str | None, max_bytes: int = TAIL_BYTES) -> Tail:
     tail = Tail()
     if not path:
         return tail
+    from agentctx.safeio import open_stream
+
     try:
-        with open(path, "rb") as handle:
+        with open_stream(path) as handle:  # a FIFO or a device is refused, never waited on
             handle.seek(0, os.SEEK_END)
             size = handle.tell()
             handle.seek(max(0, size - max_bytes))
@@ -125,7 +129,7 @@ def read_tail(path: str | None, max_bytes: int = TAIL_BYTES) -> Tail:
     for raw in lines:
         try:
             entry = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if not isinstance(entry, dict):
             continue
@@ -142,7 +146,9 @@ def read_tail(path: str | None, max_bytes: int = TAIL_BYTES) -> Tail:
                 if isinstance(text, str) and text.strip():
                     status = todo.get("status")
                     tail.open_todos.append(f"[{status}] {text}" if status else text)
-    tail.prompts = tail.prompts[-PROMPTS_SHOWN:]
+    # Redacted here, before the handover cuts each item: half a secret would not match.
+    tail.open_todos = [redact(todo) for todo in tail.open_todos]
+    tail.prompts = [redact(prompt) for prompt in tail.prompts[-PROMPTS_SHOWN:]]
     return tail
 
 

@@ -12,11 +12,12 @@ from agentctx.install.core import (
     apply_uninstall,
     plan_init,
     plan_uninstall,
+    preflight,
 )
 from agentctx.install.entries import HOOKS, SERVER_NAME, HookSpec
 from agentctx.install.jsonfile import InstallError
 
 __all__ = [
     "HOOKS", "SERVER_NAME", "HookSpec", "InitPlan", "InstallError", "Step", "UninstallPlan",
-    "apply_init", "apply_uninstall", "plan_init", "plan_uninstall",
+    "apply_init", "apply_uninstall", "plan_init", "plan_uninstall", "preflight",
 ]

@@ -8,6 +8,7 @@ way back.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ class InitPlan:
     mcp_current: Any
     specs: tuple[HookSpec, ...] = HOOKS
     steps: list[Step] = field(default_factory=list)
+    # The files as apply_init found them, by path (what a roll back restores).
+    found: dict[str, JsonDoc] = field(default_factory=dict)
 
     @property
     def changes(self) -> bool:
@@ -141,16 +144,41 @@ def _file_mode(doc: JsonDoc, default: int) -> int:
     return default & ~umask
 
 
+def preflight(plan: InitPlan) -> None:
+    """Raise :class:`InstallError` before anything is written when a file ``plan`` changes (or
+    the agentctx home) cannot be written: ``init`` is all or nothing."""
+    jsonfile.check_writable(config.home() / "install" / "state.json")
+    for step in plan.steps:
+        if step.action in ("add", "update"):
+            jsonfile.check_writable(step.path)
+
+
 def apply_init(plan: InitPlan) -> list[Step]:
-    """Apply ``plan``: MCP registration first, then the hooks; returns the steps taken."""
+    """Apply ``plan``: MCP registration first, then the hooks; returns the steps taken.
+
+    All or nothing: a file that cannot be written stops it before any change
+    (:func:`preflight`), and a failure writing the hooks puts the MCP file and the install
+    state back as they were.
+    """
+    preflight(plan)
     home = config.ensure_home()
     state = install_state.load(home)
+    before_state = copy.deepcopy(state)
+    try:
+        return _apply_init(plan, state, home)
+    except InstallError as exc:
+        _roll_back(plan, state, before_state, home)
+        raise InstallError(f"{exc}; nothing was changed") from None
+
+
+def _apply_init(plan: InitPlan, state: InstallState, home: Path) -> list[Step]:
     state.launcher, state.home_env = plan.launcher, plan.home_env
     state.installed_at = state.installed_at or time.strftime("%Y-%m-%dT%H:%M:%S%z")
     by_kind = {step.kind: step for step in plan.steps}
 
     # MCP server (re-read: the file may have changed since planning)
     mcp_doc = jsonfile.load(plan.targets.mcp)
+    plan.found[str(plan.targets.mcp)] = mcp_doc
     current = entries.current_server(mcp_doc.data, jsonfile.display(plan.targets.mcp))
     entry = _track(state, plan.targets.mcp, "mcp", plan.scope, mcp_doc, home)
     if current != plan.mcp_entry:
@@ -178,6 +206,7 @@ def apply_init(plan: InitPlan) -> list[Step]:
 
     # hooks
     settings_doc = jsonfile.load(plan.targets.settings)
+    plan.found[str(plan.targets.settings)] = settings_doc
     where = jsonfile.display(plan.targets.settings)
     entry = _track(state, plan.targets.settings, "settings", plan.scope, settings_doc, home)
     if not entries.hooks_in_place(settings_doc.data, plan.specs, plan.launcher, plan.home_env):
@@ -191,6 +220,38 @@ def apply_init(plan: InitPlan) -> list[Step]:
     else:
         by_kind["settings"].action = "unchanged"
     return plan.steps
+
+
+def _roll_back(plan: InitPlan, state: InstallState, before: InstallState, home: Path) -> None:
+    """Undo what an interrupted :func:`apply_init` wrote: each file's bytes as they were, the
+    folders it created, the install state and the backups taken for it. Best effort: the error
+    being raised says what failed, and ``uninstall`` can still clean up."""
+    for name, doc in plan.found.items():
+        path = Path(name)
+        try:
+            if jsonfile.read_bytes(path) != (doc.raw if doc.exists else None):
+                if doc.exists:
+                    jsonfile.write_atomic(path, doc.raw, doc.mode if doc.mode is not None
+                                          else _default_mode(path))
+                else:
+                    jsonfile.remove_file(path)
+        except InstallError:
+            continue
+        entry, kept = state.files.get(name), before.files.get(name)
+        if entry is not None:
+            created = set(entry.created_dirs) - set(kept.created_dirs if kept else ())
+            jsonfile.remove_empty_folders([Path(folder) for folder in created])
+    for name, entry in state.files.items():
+        previous = before.files.get(name)
+        if entry.backup and (previous is None or previous.backup != entry.backup):
+            try:
+                install_state.drop_backup(entry, home)
+            except InstallError:
+                pass
+    try:
+        install_state.save(before, home)
+    except InstallError:
+        pass
 
 
 def _add_with_claude(plan: InitPlan, current: Any) -> bytes:

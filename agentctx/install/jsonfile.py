@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctx.safeio import read_small
+
 _BOM = "\ufeff"
 _INDENT = re.compile(r"[\[{]\r?\n([ \t]+)\S")
 
@@ -54,10 +56,14 @@ def sha256(data: bytes | None) -> str | None:
     return None if data is None else hashlib.sha256(data).hexdigest()
 
 
+# Claude Code's ~/.claude.json keeps per-project history and can grow to megabytes.
+JSON_FILE_MAX = 64 << 20
+
+
 def read_bytes(path: Path) -> bytes | None:
-    """The file's bytes, ``None`` when it does not exist."""
+    """The file's bytes, ``None`` when it does not exist (a FIFO or device is refused)."""
     try:
-        return path.read_bytes()
+        return read_small(path, JSON_FILE_MAX)
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -100,6 +106,9 @@ def parse(path: Path, raw: bytes) -> JsonDoc:
                                f"{exc.colno}: {exc.msg}): {advice}") from None
         except ValueError as exc:
             raise InstallError(f"{where} cannot be edited safely ({exc}): {advice}") from None
+        except RecursionError:
+            raise InstallError(f"{where} is nested too deeply to edit safely: {advice}") \
+                from None
     else:
         data = {}
     if not isinstance(data, dict):
@@ -144,6 +153,28 @@ def render(doc: JsonDoc, data: dict[str, Any]) -> bytes:
     if doc.bom:
         text = _BOM + text
     return text.encode("utf-8")
+
+
+def check_writable(path: Path) -> None:
+    """Raise :class:`InstallError` unless :func:`write_atomic` could write ``path`` now.
+
+    An atomic write needs its folder (or, when folders are missing, the nearest existing one)
+    to take a new file; that is tried for real with a temporary file, because ``os.access``
+    says yes to root on a read-only folder.
+    """
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise InstallError(f"{display(folder)} is not a folder; nothing was changed")
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".agentctx-probe-")
+    except OSError as exc:
+        raise InstallError(f"cannot write in {display(folder)}: {exc.strerror}; nothing was "
+                           "changed") from None
+    os.close(handle)
+    os.unlink(probe)
 
 
 def write_atomic(path: Path, payload: bytes, mode: int) -> list[Path]:

@@ -164,7 +164,11 @@ def create_server(state: ServerState | None = None) -> MCPServer:
     async def ctx_sync_claudemd(ctx: Context | None = None) -> str:
         with _errors():
             db = own.store()
-            return service.sync_claudemd(db, await _where(ctx, db))
+            where = await _where(ctx, db)
+            from agentctx.drift import encoder_for
+
+            encoder = encoder_for(db, await own.semantic.model())
+            return service.sync_claudemd(db, where, encoder)
 
     tools = [
         _tool(ctx_search, _READ, "Search this project's context records. Returns a compact "
@@ -277,14 +281,24 @@ def run() -> None:
         log.info("stdio closed; exiting")
 
 
+class _RedactingFormatter(logging.Formatter):
+    """Log lines (tracebacks included) pass through the one redactor, like every other log."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        from agentctx.redact import redact
+
+        return redact(super().format(record))
+
+
 def _log_to_file() -> None:
     """Send the server's own log to ``<home>/logs/mcp.log`` (stdout is the JSON-RPC wire)."""
     try:
         logs = config.ensure_home() / "logs"
+        os.close(os.open(logs / "mcp.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
         handler = logging.FileHandler(logs / "mcp.log", encoding="utf-8")
     except OSError:
         return
-    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler.setFormatter(_RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     package = logging.getLogger("agentctx")  # the server's, the embedding model's, the store's
     package.addHandler(handler)
     package.setLevel(logging.INFO)

@@ -127,6 +127,15 @@ class Semantic:
 
         return nearest
 
+    async def model(self) -> EmbeddingModel | None:
+        """The embedding model once loaded (waiting as a first search does), else ``None``."""
+        if self._model_missing:
+            return None
+        if self._model is None:
+            await self._refresh(FIRST_WAIT_S)
+        with self._lock:
+            return self._model
+
     async def _refresh(self, wait_s: float) -> None:
         """Start a (re)load unless one is running or one failed recently; wait for it a while."""
         with self._lock:

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agentctx import budget
+from agentctx.redact import redact
 from agentctx.store import details, graph, profiles
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.details import ChainLink, RecordDetail
-from agentctx.store.errors import StoreError
+from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.hybrid import VectorSide, hybrid_search
 from agentctx.store.ids import normalize_time
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft, Project, Record
 from agentctx.store.search import Query
 from agentctx.store.textproc import query_terms
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.drift.coverage import Embedder
 
 # Every result is packed under this many tokens (Claude Code warns above 10,000, stops at 25,000).
 RESULT_MAX_TOKENS = 8000
@@ -72,7 +76,7 @@ def build_query(where: Where, text: str, *, type_: str | None = None, file: str 
         except ValueError as exc:
             raise ToolError(f"as_of: {exc}") from None
     return Query(text=text, project_id=where.project.id, types=(type_,) if type_ else (),
-                 scope=scope, file=graph.relative_name(file, where.root) if file else None,
+                 scope=scope, file=_entity_name(file, where.root) if file else None,
                  as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)), backend=backend)
 
 
@@ -80,16 +84,17 @@ def search(db: Store, where: Where, query: Query, vector: VectorSide | None = No
     """``ctx_search``: a compact index of the best hits, one line each (~50 tokens)."""
     hits = hybrid_search(db, query, vector)
     mode = "keyword+semantic" if vector is not None else "keyword"
+    shown = _clip(redact(query.text), 80)  # the query is echoed: never a secret in it
     scope = f" in {where.project.name}" + (f" as of {query.as_of[:10]}" if query.as_of else "")
     if not hits:
         hint = ("" if query_terms(query.text) or vector is not None
                 else " (only common words were given)")
-        return (f'No records match "{_clip(query.text, 80)}"{scope}{hint}. '
+        return (f'No records match "{shown}"{scope}{hint}. '
                 "Try other words, a different type, or ctx_related(file).")
     _touch(db, [h.record.id for h in hits])
     shorts = rec.short_ids(db, [h.record.id for h in hits])
     header = (f'{len(hits)} record{"s" if len(hits) != 1 else ""} for '
-              f'"{_clip(query.text, 80)}"{scope} ({mode} search). Full text: ctx_get(ids).')
+              f'"{shown}"{scope} ({mode} search). Full text: ctx_get(ids).')
     packed = budget.pack([index_line(h.record, shorts[h.record.id]) for h in hits],
                          max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS, header=header)
     return packed.text
@@ -128,7 +133,7 @@ def get(db: Store, where: Where, ids: Sequence[str]) -> str:
         rest = ", ".join(item.record.id for item in found[packed.kept:])
         notes.append(f"Not shown (result size cap), ask again for: {rest}")
     if problems:
-        notes.append("Unknown or ambiguous: " + "; ".join(_clip(p, 160) for p in problems))
+        notes.append("Unknown or ambiguous: " + "; ".join(_clip(redact(p), 160) for p in problems))
     return "\n\n".join(part for part in (packed.text, *notes) if part)
 
 
@@ -177,10 +182,10 @@ def detail(where: Where, item: RecordDetail) -> str:
 
 def related(db: Store, where: Where, file: str) -> str:
     """``ctx_related``: records linked to a file, then to its folders, with what linked them."""
-    name = graph.relative_name(file, where.root).strip()
-    if not name:
+    if not file.strip():
         raise ToolError("file must not be empty: give a path, relative to the project root or "
                         "absolute")
+    name = _entity_name(file, where.root)
     pairs = graph.related_records(db, where.project.id, name, root=where.root,
                                   limit=RELATED_MAX)
     if not pairs:
@@ -221,11 +226,37 @@ def project_profile(db: Store, where: Where) -> str:
                        header="\n".join(head)).text
 
 
-def sync_claudemd(db: Store, where: Where) -> str:
-    """``ctx_sync_claudemd``: proposed CLAUDE.md changes (says plainly that none exist yet)."""
-    return ("CLAUDE.md drift detection is not available in this version of agentctx, so there "
-            "are no proposed CLAUDE.md changes for " + where.project.name + ". Nothing was read "
-            "or written. Use ctx_search for current decisions and conventions instead.")
+def sync_claudemd(db: Store, where: Where, encoder: Embedder | None = None) -> str:
+    """``ctx_sync_claudemd``: the proposal ``agentctx sync`` would make, as text; writes nothing
+    (no memory file, and not even the drift scores)."""
+    from pathlib import Path
+
+    from agentctx import drift
+
+    found = drift.propose(drift.scan_project(db, where.project, Path(where.root),
+                                             encoder=encoder, record=False))
+    scan = found.scan
+    shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
+    files = ", ".join(f.name for f in scan.memory.files) or "none"
+    head = [f"CLAUDE.md drift for {where.project.name}: {len(found.candidates)} candidates; "
+            f"{len(scan.checked)} current decisions and conventions checked against the memory "
+            f"files ({files}). Nothing was written."]
+    if not found.candidates:
+        head.append("The memory files reflect every checked decision and convention.")
+        return "\n".join(head)
+    lines = [f"- {line}" for line in drift.describe(found, shorts)]
+    lines.extend(f"- note: {m.importer}:{m.line} imports @{m.target}, which does not exist"
+                 for m in scan.memory.missing)
+    lines.extend(f"- note: {problem}" for problem in found.problems)
+    if found.diff:
+        lines.append("Proposed diff — show it to the user, who applies it with `agentctx sync "
+                     "--apply` (it asks for confirmation) or dismisses a record with "
+                     "`agentctx sync --dismiss <id>`:")
+        room = RESULT_MAX_CHARS - sum(len(line) + 1 for line in (*head, *lines)) - 20
+        diff = budget.truncate(found.diff, room, "\n… (diff cut: agentctx sync prints all of it)")
+        lines.append(f"```diff\n{diff.rstrip()}\n```")
+    return budget.pack(lines, max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS,
+                       header="\n".join(head)).text
 
 
 # ----------------------------------------------------------------------------------- writes
@@ -321,11 +352,20 @@ def _own_record(db: Store, where: Where, ref: str) -> Record:
 def _file_names(where: Where, files: Sequence[str]) -> list[str]:
     names = []
     for path in files:
-        name = graph.relative_name(path, where.root).strip()
+        name = _entity_name(path, where.root, "files: ").strip()
         if not name or name in (".", "/"):
             raise ToolError(f"files: {path!r} is not a file path")
         names.append(name)
     return list(dict.fromkeys(names))
+
+
+def _entity_name(path: str, root: str, what: str = "") -> str:
+    """A file name as the store keeps it (relative, redacted); a :class:`ToolError` when it
+    cannot be one (too long, empty)."""
+    try:
+        return graph.entity_name(path, root)
+    except InvalidRecord as exc:
+        raise ToolError(f"{what}{exc}") from None
 
 
 def _link_files(db: Store, project_id: str, record: Record, names: Sequence[str]) -> None:

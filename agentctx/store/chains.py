@@ -3,7 +3,7 @@
 A chain is the set of records linked by ``supersedes`` edges (live and archived alike), oldest
 version first, each with the rationale given when it was replaced. Usually a line, it can fork
 backwards when one record superseded several. :func:`chains` returns a project's chains in one
-call (three queries, whatever their number), most recently changed first, a page at a time;
+call (a few queries, whatever their number), most recently changed first, a page at a time;
 :func:`count_chains` counts them; :func:`chain_of` is the chain through one record.
 """
 
@@ -43,15 +43,26 @@ def chains(db: Store, project_id: str, *, include_global: bool = False,
            offset: int = 0) -> list[Chain]:
     """The project's supersession chains (records that replaced or were replaced), newest change
     first; ``types`` keeps the chains whose newest version is of those types."""
-    found = _all_chains(db, project_id, include_global, types)
+    groups, notes = _groups(db, project_id, include_global, types)
     start = max(0, offset)
-    return found[start:] if limit is None else found[start:start + max(0, limit)]
+    page = groups[start:] if limit is None else groups[start:start + max(0, limit)]
+    wanted = [rid for group in page for rid in group]
+    found: dict[str, Record] = {}
+    for chunk in range(0, len(wanted), 500):
+        ids = wanted[chunk:chunk + 500]
+        marks = ",".join("?" * len(ids))
+        for table in rec.TABLES:
+            for row in db.rows(f"SELECT {rec.COLUMNS} FROM {table} WHERE id IN ({marks})", ids):
+                record = rec.from_row(row, archived=table == "records_archive")
+                found[record.id] = record
+    return [Chain(tuple(Version(found[rid], notes.get(rid)) for rid in group if rid in found))
+            for group in page]
 
 
 def count_chains(db: Store, project_id: str, *, include_global: bool = False,
                  types: tuple[str, ...] = ()) -> int:
     """How many chains :func:`chains` lists for the same arguments."""
-    return len(_all_chains(db, project_id, include_global, types))
+    return len(_groups(db, project_id, include_global, types)[0])
 
 
 def chain_of(db: Store, ref: str) -> Chain:
@@ -67,26 +78,30 @@ def _projects(project_id: str, include_global: bool) -> list[str]:
     return [project_id]
 
 
-def _all_chains(db: Store, project_id: str, include_global: bool,
-                types: tuple[str, ...]) -> list[Chain]:
+def _groups(db: Store, project_id: str, include_global: bool,
+            types: tuple[str, ...]) -> tuple[list[list[str]], dict[str, str | None]]:
+    """Every chain of the projects as its members' ids, oldest first, the chains newest change
+    first; and the rationale that replaced each replaced record.
+
+    Only what ordering needs is read for every member (id, type, dates, pk); the full records
+    are read for one page (:func:`chains`).
+    """
     projects = _projects(project_id, include_global)
     marks = ",".join("?" * len(projects))
-    members: dict[str, Record] = {}
+    links = db.rows("SELECT from_id, to_id, note FROM edges WHERE rel_type = 'supersedes'")
+    if not links:
+        return [], {}
+    # (valid_from, recorded_at, pk, type) of each member, looked up by id (+project_id keeps
+    # SQLite on the id index rather than walking the projects' records).
+    order: dict[str, tuple[str, str, int, str]] = {}
     for table in rec.TABLES:
         for row in db.rows(
-                f"SELECT {rec.COLUMNS} FROM {table} WHERE project_id IN ({marks}) AND id IN "
+                f"SELECT id, valid_from, recorded_at, pk, type FROM {table} "
+                f"WHERE +project_id IN ({marks}) AND id IN "
                 "(SELECT from_id FROM edges WHERE rel_type = 'supersedes' "
                 " UNION SELECT to_id FROM edges WHERE rel_type = 'supersedes')", projects):
-            record = rec.from_row(row, archived=table == "records_archive")
-            members[record.id] = record
-    if not members:
-        return []
-    links = [(row[0], row[1], row[2]) for row in db.rows(
-        f"SELECT e.from_id, e.to_id, e.note FROM edges e WHERE e.rel_type = 'supersedes' AND "
-        f"e.to_id IN (SELECT id FROM records WHERE project_id IN ({marks}) "
-        f"UNION ALL SELECT id FROM records_archive WHERE project_id IN ({marks}))",
-        [*projects, *projects])]
-    parent = {rid: rid for rid in members}
+            order[row[0]] = (row[1], row[2], row[3], row[4])
+    parent = {rid: rid for rid in order}
 
     def root(rid: str) -> str:
         while parent[rid] != rid:
@@ -96,22 +111,21 @@ def _all_chains(db: Store, project_id: str, include_global: bool,
 
     notes: dict[str, str | None] = {}
     for newer, older, note in links:
-        if newer in members and older in members:
+        if newer in order and older in order:
             parent[root(newer)] = root(older)
             notes[older] = note
-    groups: dict[str, list[Record]] = {}
-    for rid, record in members.items():
-        groups.setdefault(root(rid), []).append(record)
-    found = []
-    for group in groups.values():
-        if len(group) < 2:
+    grouped: dict[str, list[str]] = {}
+    for rid in order:
+        grouped.setdefault(root(rid), []).append(rid)
+    groups = []
+    for members in grouped.values():
+        if len(members) < 2:
             continue
-        group.sort(key=lambda r: (r.valid_from, r.recorded_at, r.pk))
-        chain = Chain(tuple(Version(r, notes.get(r.id)) for r in group))
-        if not types or chain.head.type in types:
-            found.append(chain)
-    found.sort(key=lambda c: (c.changed_at, c.head.pk), reverse=True)
-    return found
+        members.sort(key=lambda rid: order[rid][:3])
+        if not types or order[members[-1]][3] in types:
+            groups.append(members)
+    groups.sort(key=lambda members: (order[members[-1]][0], order[members[-1]][2]), reverse=True)
+    return groups, notes
 
 
 def _notes(db: Store, ids: list[str]) -> dict[str, str | None]:

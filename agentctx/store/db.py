@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     Params = Sequence[Any] | dict[str, Any]
 
 # Bump together with a new migration in agentctx.store.schema (a test checks they agree).
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 6
 DEFAULT_BUSY_TIMEOUT_MS = 3000
 
 
@@ -61,6 +61,7 @@ class Store:
         else:
             target = os.fspath(path)
             os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        create_private(target)
         conn = _connect(target, busy_timeout_ms)
         try:
             version = int(conn.execute("PRAGMA user_version").fetchone()[0])
@@ -217,6 +218,19 @@ class _Transaction:
                 store.conn.execute(statement)
             return
         store.conn.execute(self._done)
+
+
+def create_private(path: str) -> None:
+    """Create ``path`` empty with mode 0600 if it does not exist (an empty file is a valid new
+    database). SQLite gives the ``-wal`` and ``-shm`` files the database file's mode."""
+    if os.path.exists(path):
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise StoreError(f"cannot create {path}: {exc.strerror}") from None
 
 
 def _connect(path: str, busy_timeout_ms: int) -> sqlite3.Connection:

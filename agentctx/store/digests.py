@@ -57,3 +57,9 @@ def load_fresh(db: Store, project_id: str) -> Digest | None:
     if digest is None or digest.change_counter != db.change_counter():
         return None
     return digest
+
+
+def mark_stale(db: Store, project_id: str) -> None:
+    """Make the stored digest of ``project_id`` stale: the next session start (or consolidation)
+    rebuilds it. For changes the change counter does not see, such as drift scores."""
+    db.execute("UPDATE digests SET change_counter = -1 WHERE project_id = ?", (project_id,))

@@ -1,7 +1,9 @@
 """Code entities (nodes) and links: records ↔ entities, sessions ↔ entities, records ↔ records.
 
 Entities are unique per ``(project_id, kind, name)``, so two repositories' ``src/main.py`` never
-collide. File names are stored relative to the project root when they lie inside it.
+collide. File names are stored relative to the project root when they lie inside it, redacted
+(``keys/ghp_….txt`` keeps no token) and at most :data:`NAME_MAX_CHARS` characters long; a lookup
+by name goes through the same :func:`entity_name`, so it finds what was stored.
 """
 
 from __future__ import annotations
@@ -11,10 +13,13 @@ import os
 from agentctx.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
+from agentctx.store.errors import InvalidRecord
 from agentctx.store.ids import new_ulid, now_iso
 from agentctx.store.models import Edge, Node, Record
 
 NODE_KINDS = ("file", "module", "symbol", "package", "branch")
+# Longest entity name (Linux's PATH_MAX): no real file name is longer.
+NAME_MAX_CHARS = 4096
 
 
 class EntityLink(NamedTuple):
@@ -45,10 +50,30 @@ def relative_name(path: str, root: str | None) -> str:
     return cleaned[2:] if cleaned.startswith("./") else cleaned
 
 
+def entity_name(path: str, root: str | None = None) -> str:
+    """The stored name of the entity ``path``: relative to ``root`` when inside it, redacted.
+
+    Raises :class:`InvalidRecord` for an empty name or one over :data:`NAME_MAX_CHARS`.
+    """
+    if len(path) > NAME_MAX_CHARS:
+        raise InvalidRecord(f"file name is {len(path)} characters; the limit is "
+                            f"{NAME_MAX_CHARS}")
+    from agentctx.redact import redact
+
+    name = redact(relative_name(path, root))
+    if not name:
+        raise InvalidRecord("file name must not be empty")
+    return name
+
+
 def ensure_node(db: Store, project_id: str, kind: str, name: str) -> Node:
-    """The node for ``(project_id, kind, name)``, created when missing."""
+    """The node for ``(project_id, kind, name)``, created when missing.
+
+    ``name`` goes through :func:`entity_name` (redacted; :class:`InvalidRecord` when too long).
+    """
     if kind not in NODE_KINDS:
         raise ValueError(f"unknown entity kind {kind!r}")
+    name = entity_name(name)
     db.execute("INSERT OR IGNORE INTO nodes (id, project_id, kind, name, created_at) "
                "VALUES (?, ?, ?, ?, ?)", (new_ulid(), project_id, kind, name, now_iso()))
     row = db.one("SELECT id, project_id, kind, name FROM nodes WHERE project_id = ? AND kind = ? "
@@ -98,9 +123,10 @@ def related_records(db: Store, project_id: str, file: str, *, root: str | None =
                     ) -> list[Related]:
     """Records linked to ``file``, then to its folders/modules, with how each is linked.
 
-    Each :class:`Related` names in ``via`` the entity that linked the record.
+    Each :class:`Related` names in ``via`` the entity that linked the record; a name over
+    :data:`NAME_MAX_CHARS` raises :class:`InvalidRecord`.
     """
-    name = relative_name(file, root)
+    name = entity_name(file, root)
     candidates = [name, *parent_modules(name)]
     found: dict[str, Related] = {}
     for entity in candidates:

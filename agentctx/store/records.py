@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 
 from agentctx.lean import NamedTuple
-from agentctx.redact import redact
+from agentctx.redact import marker_chars, redact
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
@@ -126,38 +126,36 @@ def by_pks(db: Store, pks: Sequence[int]) -> dict[int, Record]:
 
 def find_current_by_key(db: Store, project_id: str, type_: str, key: str) -> Record | None:
     """The current record of ``type_`` with ``key`` in ``project_id``, if any."""
-    # "+key" keeps SQLite on the records_current index: a key's superseded history grows without
-    # bound (a handover per compaction), its current records stay few.
-    row = db.one(f"SELECT {COLUMNS} FROM records WHERE project_id = ? AND type = ? AND +key = ? "
-                 "AND superseded_at IS NULL ORDER BY valid_from DESC LIMIT 1",
-                 (project_id, type_, key))
+    # records_current, not the key index: a key's superseded history grows without bound (a
+    # handover per compaction), its current records stay few; nor the date index, which would
+    # walk the whole project for a key that has no current record.
+    row = db.one(f"SELECT {COLUMNS} FROM records INDEXED BY records_current WHERE project_id = ? "
+                 "AND type = ? AND key = ? AND superseded_at IS NULL ORDER BY valid_from DESC "
+                 "LIMIT 1", (project_id, type_, key))
     return from_row(row) if row else None
 
 
 # How a listing can be ordered (``order=``); every order ends on pk, so pages never overlap.
 ORDERS: dict[str, str] = {
-    "newest": "valid_from DESC, pk",
+    "newest": "valid_from DESC, pk DESC",
     "oldest": "valid_from ASC, pk",
     "title": "title COLLATE NOCASE, valid_from DESC, pk",
     "type": "type, valid_from DESC, pk",
-    "confidence": "CASE confidence WHEN 'explicit' THEN 0 WHEN 'reinforced' THEN 1 ELSE 2 END, "
-                  "valid_from DESC, pk",
+    "confidence": "confidence_rank, valid_from DESC, pk",
 }
+_CONFIDENCE_RANK = ("CASE confidence WHEN 'explicit' THEN 0 WHEN 'reinforced' THEN 1 ELSE 2 END "
+                    "AS confidence_rank")
 
 
-def _listing_where(*, project_id: str | None, types: Sequence[str], confidences: Sequence[str],
-                   include_global: bool, include_superseded: bool, superseded_only: bool,
-                   pinned_only: bool, session_id: str | None,
-                   as_of: str | None) -> tuple[list[str], list[object]]:
+def _listing(*, project_id: str | None, types: Sequence[str], confidences: Sequence[str],
+             include_global: bool, include_superseded: bool, superseded_only: bool,
+             pinned_only: bool, session_id: str | None,
+             as_of: str | None) -> list[tuple[str, list[object]]]:
+    """A listing as ``(FROM … WHERE …, params)`` arms, one per project and table: each arm walks
+    the ``records_project_valid`` index in date order and SQLite merges the arms (a project and
+    the global profile, live and archived records) instead of sorting every matching row."""
     where: list[str] = []
     params: list[object] = []
-    if project_id is not None:
-        if include_global and project_id != GLOBAL_PROJECT:
-            where.append("project_id IN (?, ?)")
-            params.extend([project_id, GLOBAL_PROJECT])
-        else:
-            where.append("project_id = ?")
-            params.append(project_id)
     if types:
         where.append(f"type IN ({','.join('?' * len(types))})")
         params.extend(types)
@@ -177,17 +175,24 @@ def _listing_where(*, project_id: str | None, types: Sequence[str], confidences:
     if session_id is not None:
         where.append("session_id = ?")
         params.append(session_id)
-    return where, params
-
-
-def _listing_source(as_of: str | None) -> tuple[str, str]:
-    """``(columns, FROM clause)`` of a listing: live records, or as of a date live and archived
-    records together (the last column flagging the archived)."""
-    if as_of is None:
-        return COLUMNS, "records"
-    return (f"{COLUMNS}, archived",
-            f"(SELECT {COLUMNS}, 0 AS archived FROM records "
-            f"UNION ALL SELECT {COLUMNS}, 1 AS archived FROM records_archive)")
+    if project_id is None:
+        projects: list[str | None] = [None]
+    elif include_global and project_id != GLOBAL_PROJECT:
+        projects = [project_id, GLOBAL_PROJECT]
+    else:
+        projects = [project_id]
+    arms = []
+    for table in (TABLES if as_of is not None else TABLES[:1]):
+        for project in projects:
+            conditions = ([] if project is None else ["project_id = ?"]) + where
+            source = table
+            if types and project is not None and table == "records":
+                # A type's rows through records_current and sorted: walking the date index for
+                # a rare type (the profile, the handovers) would read the whole project.
+                source += " INDEXED BY records_current"
+            arm = f"FROM {source}" + (" WHERE " + " AND ".join(conditions) if conditions else "")
+            arms.append((arm, ([] if project is None else [project]) + params))
+    return arms
 
 
 def list_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
@@ -206,24 +211,27 @@ def list_records(db: Store, *, project_id: str | None = None, types: Sequence[st
     """
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
-    where, params = _listing_where(
+    arms = _listing(
         project_id=project_id, types=types, confidences=confidences,
         include_global=include_global, include_superseded=include_superseded,
         superseded_only=superseded_only, pinned_only=pinned_only, session_id=session_id,
         as_of=as_of)
-    columns, source = _listing_source(as_of)
-    sql = f"SELECT {columns} FROM {source}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    sql += f" ORDER BY {'pinned DESC, ' if pinned_first else ''}{ORDERS[order]}"
+    selects: list[str] = []
+    params: list[object] = []
+    extra = _CONFIDENCE_RANK if order == "confidence" else "NULL"  # computed only when sorted on
+    for arm, arm_params in arms:
+        flag = 1 if arm.startswith("FROM records_archive") else 0
+        selects.append(f"SELECT {COLUMNS}, {flag} AS archived, {extra} {arm}")
+        params.extend(arm_params)
+    sql = (" UNION ALL ".join(selects)
+           + f" ORDER BY {'pinned DESC, ' if pinned_first else ''}{ORDERS[order]}")
     if limit is not None:
         sql += " LIMIT ? OFFSET ?"
         params.extend([limit, max(0, offset)])
     elif offset:
         sql += " LIMIT -1 OFFSET ?"
         params.append(offset)
-    return [from_row(row, archived=as_of is not None and bool(row[-1]))
-            for row in db.rows(sql, params)]
+    return [from_row(row, archived=bool(row[23])) for row in db.rows(sql, params)]
 
 
 def count_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
@@ -232,16 +240,13 @@ def count_records(db: Store, *, project_id: str | None = None, types: Sequence[s
                   pinned_only: bool = False, session_id: str | None = None,
                   as_of: str | None = None) -> int:
     """How many records :func:`list_records` with the same filters would list in all."""
-    where, params = _listing_where(
+    arms = _listing(
         project_id=project_id, types=types, confidences=confidences,
         include_global=include_global, include_superseded=include_superseded,
         superseded_only=superseded_only, pinned_only=pinned_only, session_id=session_id,
         as_of=as_of)
-    _, source = _listing_source(as_of)
-    sql = f"SELECT count(*) FROM {source}"
-    if where:
-        sql += " WHERE " + " AND ".join(where)
-    return int(db.scalar(sql, params) or 0)
+    return sum(int(db.scalar(f"SELECT count(*) {arm}", arm_params) or 0)
+               for arm, arm_params in arms)
 
 
 def history(db: Store, ref: str) -> list[Record]:
@@ -321,15 +326,20 @@ def validate(draft: Draft) -> Draft:
                             f"{', '.join(CONFIDENCES)}")
     if draft.source not in SOURCES:
         raise InvalidRecord(f"unknown source {draft.source!r}")
-    title = " ".join(redact(draft.title).split())
-    body = redact(draft.body.strip())
+    # The limits apply to the text as sent; redaction markers may then make it longer.
+    title = " ".join(draft.title.split())
+    body = draft.body.strip()
     if not title:
         raise InvalidRecord("title must not be empty")
-    if len(title) > TITLE_MAX_CHARS:
-        raise InvalidRecord(f"title is {len(title)} characters; the limit is {TITLE_MAX_CHARS}")
-    if len(body) > BODY_MAX_CHARS:
-        raise InvalidRecord(f"body is {len(body)} characters; the limit is {BODY_MAX_CHARS} "
+    title_chars = len(title) - marker_chars(title)
+    if title_chars > TITLE_MAX_CHARS:
+        raise InvalidRecord(f"title is {title_chars} characters; the limit is {TITLE_MAX_CHARS}")
+    body_chars = len(body) - marker_chars(body)
+    if body_chars > BODY_MAX_CHARS:
+        raise InvalidRecord(f"body is {body_chars} characters; the limit is {BODY_MAX_CHARS} "
                             "(split it into several records)")
+    title = " ".join(redact(title).split())
+    body = redact(body)
     valid_from = normalize_time(draft.valid_from) if draft.valid_from else None
     key = draft.key.strip() if draft.key else None
     return draft._replace(title=title, body=body, valid_from=valid_from, key=key or None)
@@ -476,7 +486,8 @@ def touch(db: Store, ids: Sequence[str]) -> None:
 
 
 def forget(db: Store, ref: str, *, actor: str = "cli") -> Record:
-    """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests).
+    """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests, drift
+    dismissals).
 
     The one hard delete, for a leaked secret or a mistake. Its chain is closed over it: a
     predecessor it superseded is linked to its successor, or becomes current again when the
@@ -504,6 +515,7 @@ def forget(db: Store, ref: str, *, actor: str = "cli") -> Record:
         db.execute("DELETE FROM embeddings WHERE record_pk = ?", (record.pk,))
         db.execute("DELETE FROM session_seen WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM edits WHERE record_id = ?", (record.id,))
+        db.execute("DELETE FROM drift_dismissals WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM digests WHERE project_id IN (?, ?) OR project_id IN "
                    "(SELECT project_id FROM digests WHERE record_ids LIKE ?)",
                    (record.project_id, GLOBAL_PROJECT, f'%"{record.id}"%'))

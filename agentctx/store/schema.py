@@ -19,6 +19,7 @@ Relations, in one place:
 from __future__ import annotations
 
 import fcntl
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +28,7 @@ from pathlib import Path
 from sqlite_utils import Database, Migrations
 from sqlite_utils.db import Table
 
-from agentctx.store.db import SCHEMA_VERSION
+from agentctx.store.db import SCHEMA_VERSION, create_private
 
 MIGRATIONS = Migrations("agentctx")
 
@@ -198,18 +199,88 @@ def m002_archive_fts(db: Database) -> None:
         VALUES (new.pk, new.title, new.body, new.project_id); END""")
 
 
+@MIGRATIONS(transactional=False)  # it ends with a VACUUM, which no transaction may hold
+def m003_redact_stored_secrets(db: Database) -> None:
+    """Secrets an older redactor let through are redacted in place (see
+    :mod:`agentctx.store.scrub`): every stored text, the logs beside the store and the backups of
+    earlier upgrades. The count goes to ``meta.secrets_redacted_on_upgrade`` (``agentctx
+    doctor`` shows it) and ``logs/upgrade.log``; the store files become private (0600).
+    Idempotent: a run killed half-way is done again on the next open."""
+    import json
+    import time
+
+    from agentctx.store import scrub
+
+    conn = db.conn
+    path = Path(next(str(row[2]) for row in conn.execute("PRAGMA database_list")
+                     if row[1] == "main"))
+    if conn.in_transaction:
+        conn.commit()
+    conn.execute("PRAGMA secure_delete = ON")  # freed pages are zeroed, not left readable
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        count = scrub.redact_database(conn)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    count += scrub.redact_backups(path) + scrub.redact_logs(path.parent / "logs")
+    earlier = conn.execute("SELECT value FROM meta WHERE key = 'secrets_redacted_on_upgrade'")
+    row = earlier.fetchone()  # a run killed before it was recorded as applied counted these
+    count += int(json.loads(row[0]).get("count", 0)) if row else 0
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    conn.execute("INSERT INTO meta (key, value) VALUES ('secrets_redacted_on_upgrade', ?) "
+                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                 (json.dumps({"count": count, "at": stamp}),))
+    conn.commit()
+    if count:
+        conn.execute("VACUUM")  # no copy of a secret left in a free page
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    for suffix in ("", "-wal", "-shm", ".lock"):
+        if os.path.exists(f"{path}{suffix}"):
+            os.chmod(f"{path}{suffix}", 0o600)
+    logs = path.parent / "logs"
+    if count and logs.is_dir():
+        fd = os.open(logs / "upgrade.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, f"{stamp} {path.name}: re-redacted {count} stored values, log lines "
+                         "and backup values that held a secret\n".encode())
+        finally:
+            os.close(fd)
+
+
 @MIGRATIONS()
-def m003_receipt_reasons(db: Database) -> None:
-    """Receipts say why: the start of the prompt that led to an injection (redacted, at most
-    :data:`agentctx.store.sessions.RECEIPT_PROMPT_CHARS` characters) and, per injected record, the
-    prompt words it matched (a JSON list of lists, in ``record_ids`` order; its relevance is
-    already in ``scores``). Receipts written before have neither."""
+def m004_receipts_and_listings(db: Database) -> None:
+    """Receipts say why, and listings page by date.
+
+    * Receipts: the start of the prompt that led to an injection (redacted, at most
+      :data:`agentctx.store.sessions.RECEIPT_PROMPT_CHARS` characters) and, per injected record,
+      the prompt words it matched (a JSON list of lists, in ``record_ids`` order; its relevance is
+      already in ``scores``). Receipts written before have neither.
+    * ``records_project_valid``: a project's records in date order, so a page of a listing (the
+      TUI's records table) reads its rows instead of sorting the whole project. Lookups of a type
+      keep ``records_current`` (they name it: ``INDEXED BY``), or a rare type would walk every
+      date.
+    """
     db.execute("ALTER TABLE injections ADD COLUMN prompt TEXT")
     db.execute("ALTER TABLE injections ADD COLUMN matched TEXT NOT NULL DEFAULT '[]'")
+    db.execute("CREATE INDEX records_project_valid ON records (project_id, valid_from)")
 
 
 @MIGRATIONS()
-def m004_receipt_pointers(db: Database) -> None:
+def m005_drift_dismissals(db: Database) -> None:
+    """Records dismissed from CLAUDE.md drift checks (``agentctx sync --dismiss``), and a partial
+    index for the digest's count of flagged records (few rows: a score is 0 unless flagged)."""
+    db.execute("""CREATE TABLE drift_dismissals (
+        record_id TEXT PRIMARY KEY, project_id TEXT NOT NULL, dismissed_at TEXT NOT NULL,
+        actor TEXT NOT NULL DEFAULT 'cli')""")
+    db.execute("CREATE INDEX drift_dismissals_project ON drift_dismissals (project_id)")
+    db.execute("CREATE INDEX records_drift ON records (project_id, claudemd_drift_score) "
+               "WHERE superseded_at IS NULL AND claudemd_drift_score > 0")
+
+
+@MIGRATIONS()
+def m006_receipt_pointers(db: Database) -> None:
     """Per-prompt receipts name the records shown as one-line pointers (a JSON list of ids, a
     subset of ``record_ids``); the others were injected in full. Older receipts have none."""
     db.execute("ALTER TABLE injections ADD COLUMN pointers TEXT NOT NULL DEFAULT '[]'")
@@ -217,7 +288,8 @@ def m004_receipt_pointers(db: Database) -> None:
 
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
-    with open(path, "a+b") as handle:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    with open(fd, "a+b") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -240,6 +312,7 @@ def upgrade(path: Path) -> int:
                 return found
             if found > 0:
                 backup = path.with_name(f"{path.name}.v{found}.bak")
+                create_private(str(backup))
                 with sqlite3.connect(backup) as target:
                     conn.backup(target)
                 target.close()

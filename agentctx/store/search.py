@@ -529,6 +529,10 @@ def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
         where, params = _filters(query._replace(include_superseded=False))
     marks = ",".join("?" * len(wanted))
     columns, source = _source(query)
+    if not query.as_of and _projects(query):
+        # The type's newest rows through records_current: walking the date index would read the
+        # whole project when it has none of that type.
+        source += " INDEXED BY records_current"
     rows = db.rows(f"SELECT {columns} FROM {source} WHERE r.type IN ({marks}) AND "
                    f"{where} ORDER BY r.valid_from DESC LIMIT {INTENT_RECORDS}",
                    [*wanted, *params])

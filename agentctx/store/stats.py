@@ -9,12 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime
-from typing import Any, NamedTuple
 
-from agentctx.store import ledger, upkeep
+from agentctx.lean import NamedTuple
 from agentctx.store.db import SCHEMA_VERSION, Store
 from agentctx.store.models import GLOBAL_PROJECT, Project
+
+# The session-start hook counts records through this module when it builds a digest inline, so
+# what only the status model needs (typing, datetime, the ledger, consolidation's candidates) is
+# imported for type checking here and at call time in overview().
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from agentctx.store import ledger, upkeep
 
 
 class SessionSummary(NamedTuple):
@@ -166,10 +174,12 @@ def injection_totals(db: Store, project_id: str | None = None) -> dict[str, int]
 
 def drift_count(db: Store, project_id: str, threshold: float) -> int:
     """How many current decisions and conventions of a project (the records CLAUDE.md is compared
-    with) have a CLAUDE.md drift score above ``threshold``."""
+    with) have a CLAUDE.md drift score above ``threshold`` (a non-negative number)."""
+    # "> 0" spelled out lets SQLite use the partial index records_drift.
     return int(db.scalar("SELECT count(*) FROM records WHERE project_id = ? AND type IN "
                          "('decision', 'convention') AND superseded_at IS NULL "
-                         "AND claudemd_drift_score > ?", (project_id, threshold)) or 0)
+                         "AND claudemd_drift_score > 0 AND claudemd_drift_score > ?",
+                         (project_id, threshold)) or 0)
 
 
 class StoreInfo(NamedTuple):
@@ -204,6 +214,8 @@ def overview(db: Store, project: Project, *, prune_after_days: int, sessions: in
              now: datetime | None = None) -> Overview:
     """The status of ``project``: counts, costs, recent sessions and the merge and pruning
     candidates (``prune_after_days`` is the knob of that name)."""
+    from agentctx.store import ledger, upkeep
+
     return Overview(
         StoreInfo(str(db.path), store_size(db), SCHEMA_VERSION), project,
         record_counts(db, project.id),

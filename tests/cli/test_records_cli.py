@@ -145,6 +145,13 @@ def test_search_fuses_vectors_once_consolidated(project_dir: Path,
     assert keyword == []
 
 
+def test_an_error_line_never_repeats_a_secret(project_dir: Path) -> None:
+    token = "ghp_" + "Qx7" * 12
+    done = run_cli("show", token, cwd=project_dir)
+    assert done.returncode != 0 and done.stderr.startswith("agentctx: ")
+    assert token not in done.stderr and "[REDACTED:github-token]" in done.stderr
+
+
 def test_search_honours_the_search_knob(project_dir: Path) -> None:
     record(project_dir, "decision", "Internal API is gRPC", "--body", "protobuf")
     pinned = record(project_dir, "convention", "Money is integer cents", "--pin")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -117,7 +118,11 @@ def test_a_killed_run_leaves_the_store_consistent_and_the_next_run_finishes(
         assert digests.load_fresh(db, project_id) is not None
 
 
-def test_repeated_kills_at_random_moments_never_corrupt(project_dir: Path, tiny_model_dir: Path,
+@pytest.mark.parametrize("kills", [pytest.param(4, id="4-kills"),
+                                   pytest.param(30, id="30-kills", marks=[
+                                       pytest.mark.slow, pytest.mark.timeout(3600)])])
+def test_repeated_kills_at_random_moments_never_corrupt(kills: int, project_dir: Path,
+                                                        tiny_model_dir: Path,
                                                         isolated_home: Path) -> None:
     from agentctx.store import projects as proj
 
@@ -125,9 +130,10 @@ def test_repeated_kills_at_random_moments_never_corrupt(project_dir: Path, tiny_
     with Store.open(db_path) as db:
         _fill(db, proj.resolve(db, str(project_dir)).project.id)
     env = {**os.environ, "AGENTCTX_EMBED_MODEL": str(tiny_model_dir)}
-    for delay in (0.6, 0.9, 1.2, 1.5):
+    draw = random.Random(kills)
+    for _ in range(kills):
         process = _start(["--batch-size", "3", "--quiet"], env, project_dir)
-        time.sleep(delay)
+        time.sleep(draw.uniform(0.3, 1.8))
         process.send_signal(signal.SIGKILL)
         process.communicate(timeout=30)
         _check_consistent(db_path)

@@ -121,3 +121,24 @@ def test_digest_is_precomputed_fresh_and_ranked_by_recent_prompts(
     assert digests.load_fresh(store, project.id) is None
     consolidate(store, model=tiny)
     assert digests.load_fresh(store, project.id) is not None
+
+
+def test_consolidation_scans_claude_md_for_drift_and_the_digest_says_so(
+        store: Store, project: Project, project_dir: Path, tiny: EmbeddingModel) -> None:
+    text = "# App\n\n- We use sqlite with wal for the database.\n"
+    (project_dir / "CLAUDE.md").write_text(text, encoding="utf-8")
+    ids = _project_records(store, project)
+    store.execute("UPDATE records SET confidence = 'explicit'")
+    lines: list[str] = []
+    report = consolidate(store, model=tiny, progress=lines.append)
+    assert report.drift_scanned == 1 and report.drift_flagged == 4
+    assert "CLAUDE.md drift: 4 records flagged in 1 projects" in lines
+    assert list(report.seconds)[:-1] == [s for s in run_module.STEPS if s in report.seconds]
+    flagged = {r.id for r in rec.list_records(store, project_id=project.id)
+               if r.claudemd_drift_score > 0.5}
+    assert flagged == {ids[t] for t in ("cache", "auth", "frontend", "deploy")}
+    stored = digests.load_fresh(store, project.id)
+    assert stored is not None
+    assert ("4 decisions in the context store are not reflected in CLAUDE.md — suggest "
+            "`agentctx sync` to the user.") in stored.text
+    assert (project_dir / "CLAUDE.md").read_text(encoding="utf-8") == text

@@ -91,3 +91,11 @@ def test_variable_block_and_messages() -> None:
     assert "part 2 of 5" in part and "ALREADY PROCESSED" not in part
     merged = request.synthesis_message([request.empty_extraction(), request.empty_extraction()])
     assert "Part 1: {" in merged and "Part 2: {" in merged
+
+
+def test_partial_results_go_back_to_the_model_redacted() -> None:
+    token = "ghp_" + "Qx7" * 12
+    partial = request.empty_extraction().model_copy(update={"gotchas": [request.Gotcha(
+        pattern="Login fails", why_it_matters=f"The old token {token} was revoked.")]})
+    merged = request.synthesis_message([partial, request.empty_extraction()])
+    assert token not in merged and "[REDACTED:github-token]" in merged

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from agentctx.extract.transcript import TranscriptError, read_transcript
+from agentctx.extract.transcript import TranscriptError, peek_metadata, read_transcript
 from tests.conftest import SHARED
 from tests.extract.builders import TranscriptWriter
+from tests.support import special_files
 
 DATA = SHARED / "data"
 REAL = sorted(p for p in DATA.rglob("*.jsonl") if "/hooks/" not in str(p)) if DATA.is_dir() else []
@@ -207,3 +210,48 @@ def test_a_compaction_summary_is_kept_when_the_compacted_part_is_gone(tmp_path: 
     entries = read_transcript(writer.save()).entries
     assert [(e.role, e.text[:9]) for e in entries] == [("summary", "Summary: "),
                                                       ("user", "continue ")]
+
+
+@pytest.mark.timeout(60)
+def test_a_transcript_that_is_not_a_regular_file_is_refused_without_blocking(
+        tmp_path: Path) -> None:
+    special_files.fifo(tmp_path / "fifo.jsonl")
+    special_files.zero_device(tmp_path / "zero.jsonl")
+    for name in ("fifo.jsonl", "zero.jsonl"):
+        with pytest.raises(TranscriptError, match="not a regular file"), \
+                special_files.limited_memory():
+            read_transcript(tmp_path / name)
+    assert peek_metadata(tmp_path / "fifo.jsonl")["session_id"] is None
+
+
+def test_an_overlong_line_is_skipped_and_the_rest_is_read(tmp_path: Path) -> None:
+    writer = TranscriptWriter(tmp_path / "s.jsonl")
+    writer.user("before the giant line")
+    path = writer.save()
+    giant = json.dumps({"type": "user", "uuid": "g", "message": {"content": "x" * 5000}})
+    count = len(writer.lines)
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(giant + "\n")
+    writer.user("after the giant line", parentUuid=writer.lines[-1]["uuid"])
+    writer.append_saved(count)
+    transcript = read_transcript(path, line_max=1000)
+    assert [e.text for e in transcript.entries] == ["before the giant line",
+                                                    "after the giant line"]
+    assert transcript.skipped_lines == 1 and transcript.end_offset == path.stat().st_size
+
+
+def test_a_huge_sparse_transcript_is_streamed_in_little_memory(tmp_path: Path) -> None:
+    """1 GB of NUL bytes and no newline (a sparse file): read in bounded memory, nothing kept."""
+    path = tmp_path / "huge.jsonl"
+    TranscriptWriter(path).save()
+    special_files.sparse(1 << 30)(path)
+    script = ("import json, resource, sys\n"
+              "from agentctx.extract.transcript import read_transcript\n"
+              "t = read_transcript(sys.argv[1])\n"
+              "print(json.dumps([len(t.entries), t.end_offset, "
+              "resource.getrusage(resource.RUSAGE_SELF).ru_maxrss]))")
+    done = subprocess.run([sys.executable, "-c", script, str(path)], capture_output=True,
+                          text=True, timeout=120, check=True)
+    entries, end_offset, max_rss_kib = json.loads(done.stdout)
+    assert (entries, end_offset) == (0, 0)  # no complete line yet
+    assert max_rss_kib < 300_000, f"{max_rss_kib} KiB"  # was 1.4 GB when read whole

@@ -22,6 +22,7 @@ REAL = PAYLOADS / "claude-code-2.1.328"
 CONSTRUCTED = PAYLOADS / "constructed"
 SESSION = "858e4fb7-3e6e-45ba-bcb3-f9fc87920620"
 REAL_CWD = "/home/dev/app"
+LAUNCHER = Path(sys.executable).with_name("agentctx")  # the console script Claude Code runs
 
 # Which ``agentctx hook`` event each Claude Code event is registered under.
 EVENT_OF = {
@@ -78,16 +79,22 @@ def check_contract(stdout: str) -> dict[str, Any] | None:
 
 
 def run_hook(event: str, payload: dict[str, Any] | str | bytes, *,
-             env: dict[str, str] | None = None, timeout: float = 60) -> HookRun:
-    """Run the real ``agentctx hook <event>`` with ``payload`` on stdin; checks the contract."""
+             env: dict[str, str] | None = None, timeout: float = 60,
+             cwd: Path | None = None, launcher: bool = False) -> HookRun:
+    """Run the real ``agentctx hook <event>`` with ``payload`` on stdin; checks the contract.
+
+    ``cwd`` is the hook process's working folder; ``launcher`` runs it through the installed
+    console script, as Claude Code does (``python -m`` would put ``cwd`` first on its path).
+    """
     if isinstance(payload, dict):
         stdin = json.dumps(payload).encode("utf-8")
     elif isinstance(payload, str):
         stdin = payload.encode("utf-8")
     else:
         stdin = payload
-    done = subprocess.run([sys.executable, "-m", "agentctx", "hook", event], input=stdin,
-                          capture_output=True, timeout=timeout,
+    command = [str(LAUNCHER)] if launcher else [sys.executable, "-m", "agentctx"]
+    done = subprocess.run([*command, "hook", event], input=stdin,
+                          capture_output=True, timeout=timeout, cwd=cwd,
                           env={**os.environ, **(env or {})}, check=False)
     stdout = done.stdout.decode("utf-8")
     assert done.returncode == 0, (done.returncode, done.stderr)

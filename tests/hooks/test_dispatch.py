@@ -138,6 +138,25 @@ def test_broken_config_file_logs_and_uses_defaults(app: Path, isolated_home: Pat
     assert len(lines) == 1 and "config problem, using defaults" in lines[0]
 
 
+@pytest.mark.parametrize("knobs", [
+    {"hook_busy_timeout_ms": -5},
+    {"prompt_tokens": 999999},
+    {"prompt_records": "three", "session_start_tokens": True},
+    {"search": "vector", "prompt_min_relevance": [0.2]},
+])
+def test_an_unusable_knob_falls_back_to_its_default_and_no_hook_goes_silent(
+        knobs: dict[str, object], app: Path, isolated_home: Path,
+        hook_log: Callable[[], list[str]]) -> None:
+    _seed(app)
+    (isolated_home / "config.json").write_text(json.dumps(knobs), encoding="utf-8")
+    start = run_hook("session-start", at(payloads("SessionStart")[0], app))
+    assert "Use gRPC instead of REST" in start.context
+    prompt = run_hook("prompt", at(payloads("UserPromptSubmit")[0], app, session_id="another",
+                                   prompt="do we still use REST for the internal API?"))
+    assert "Use gRPC instead of REST" in prompt.context
+    assert hook_log() == []
+
+
 def test_store_newer_than_the_code(app: Path, isolated_home: Path,
                                    hook_log: Callable[[], list[str]]) -> None:
     _seed(app)

@@ -90,6 +90,22 @@ def test_importing_the_hook_package_and_digest_is_lean() -> None:
     loaded = _top(set(json.loads(done.stdout)))
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
     assert "agentctx.background" not in json.loads(done.stdout)  # imported lazily
+    assert not [m for m in json.loads(done.stdout)
+                if m.startswith(("agentctx.drift", "agentctx.store.stems"))]
+
+
+def test_session_start_reads_the_stored_drift_count_without_the_scan(seeded: Path) -> None:
+    """A digest built inline reads the stored drift scores; no scan code is loaded."""
+    with Store.open() as db:
+        pid = projects.resolve(db, str(seeded)).project.id
+        for title in ("Deploy with Helm", "Cache with Redis"):
+            record = records.add(db, Draft(type="decision", title=title, confidence="explicit"),
+                                 project_id=pid)
+            db.execute("UPDATE records SET claudemd_drift_score = 0.9 WHERE id = ?", (record.id,))
+    imported = _imported("session-start", at(payloads("SessionStart")[0], seeded))
+    assert "agentctx.digest" in imported
+    assert not [m for m in imported if m.startswith(("agentctx.drift", "agentctx.store.stems",
+                                                     "agentctx.store.drift_state"))]
 
 
 @pytest.mark.skipif(not LAUNCHER.exists(), reason="needs the installed agentctx console script")

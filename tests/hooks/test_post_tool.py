@@ -164,6 +164,28 @@ def test_secrets_are_redacted_before_storing(app: Path) -> None:
     assert "[REDACTED:github-token]" in dump
 
 
+TOKEN = "ghp_" + "Qx7" * 12
+
+
+def test_file_names_are_redacted_and_bounded(app: Path, isolated_home: Path) -> None:
+    base = at(payloads("PostToolUse")[0], app)
+    run_hook("post-tool", {**base, "tool_input": {"file_path": f"{app}/keys/{TOKEN}.txt"}})
+    run_hook("post-tool", {**base, "tool_input": {"file_path": f"{app}/{'d' * 200_000}.txt"}})
+    run_hook("post-tool", _bash(app, f"pytest tests/{TOKEN}_test.py",
+                                stdout=f"FAILED tests/{TOKEN}_test.py::test_a - boom\n1 failed"))
+    with Store.open() as db:
+        names = [row[0] for row in db.rows("SELECT name FROM nodes")]
+        dump = " ".join(str(tuple(row)) for table in ("sessions", "records", "nodes", "edges")
+                        for row in db.rows(f"SELECT * FROM {table}"))
+    assert sorted(names) == ["keys/[REDACTED:github-token].txt",
+                             "tests/[REDACTED:github-token]_test.py"]
+    assert TOKEN not in dump
+    assert _meta("tests")[0]["files"] == ["tests/[REDACTED:github-token]_test.py"]
+    assert (isolated_home / "agentctx.db").stat().st_size < 1_000_000
+    log = (isolated_home / "logs" / "hooks.log").read_text(encoding="utf-8")
+    assert "file name is 200" in log and "the limit is 4096" in log
+
+
 def test_other_tools_and_paused_projects_capture_nothing(app: Path) -> None:
     run_hook("post-tool", at(payloads("PostToolUse")[2], app))  # an MCP tool call
     with Store.open() as db:

@@ -6,11 +6,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agentctx.digest import handover_key
 from agentctx.hooks.pre_compact import read_tail
 from agentctx.store import Store, projects, records
 from agentctx.store.models import Record
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
+from tests.support import special_files
 
 REAL_TRANSCRIPT = (Path(__file__).parent / "payloads" / "claude-code-2.1.328"
                    / "session-write-bash-mcp.jsonl")
@@ -104,3 +107,13 @@ def test_real_transcript_tail() -> None:
         "notes", "BASHTEST run the listing", "TOOLTEST what rpc do we use"]
     assert tail.open_todos == []
     assert read_tail(None).prompts == [] and read_tail("/nonexistent").prompts == []
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "folder"])
+def test_a_special_transcript_gives_an_empty_tail_without_blocking(kind: str,
+                                                                    tmp_path: Path) -> None:
+    special_files.MAKERS[kind](tmp_path / "t.jsonl")
+    with special_files.limited_memory():
+        tail = read_tail(str(tmp_path / "t.jsonl"))
+    assert tail.prompts == [] and tail.open_todos == []

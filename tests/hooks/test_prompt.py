@@ -202,6 +202,28 @@ def test_global_preferences_can_match(app: Path) -> None:
     assert "Prefers pytest fixtures" in _prompt(app, "pytest fixtures setup")
 
 
+def test_a_record_longer_by_its_redaction_markers_is_injected_within_budget(
+        tmp_path: Path) -> None:
+    from agentctx import config, judgement
+    from agentctx.budget import estimate_tokens
+    from agentctx.config import Config
+    from agentctx.store import Store, records, search
+    from agentctx.store.models import Draft
+
+    body = ("Connect with mysql -pS3cr3t7 to the reporting replica. " * 150)[:7990]
+    with Store.open(tmp_path / "s.db") as db:
+        stored = records.add(db, Draft(type="convention", title="Reporting replica access",
+                                       body=body), project_id="p")
+        assert len(stored.body) > config.BODY_MAX_CHARS
+        knobs = judgement.settings(Config({}, {}))
+        chosen = search.search(db, search.Query("reporting replica", project_id="p"))
+        text, shown, _pointers = judgement.compose(chosen, "app", knobs)
+    assert [h.record.id for h in shown] == [stored.id]
+    assert len(text) <= config.INJECTION_MAX_CHARS
+    assert estimate_tokens(text) <= config.PROMPT_MAX_TOKENS
+    assert "S3cr3t7" not in text and f"ctx_get {stored.id}" in text
+
+
 def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
         app: Path, tmp_path_factory: pytest.TempPathFactory,
         monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx.redact import _HINTS, _PATTERNS, redact
+from agentctx.redact import _HINTS, _PATTERNS, kept, redact
 
 
 def _reference(text: str) -> str:
@@ -22,7 +22,7 @@ def _reference(text: str) -> str:
         marker = f"[REDACTED:{kind}]"
 
         def replace(m: re.Match[str], marker: str = marker) -> str:
-            return (m.groupdict().get("keep") or "") + marker
+            return kept(m) + marker
 
         text = re.compile(source, re.DOTALL).sub(replace, text)
     return text
@@ -39,6 +39,11 @@ FRAGMENTS = st.sampled_from([
     '"client_secret": "s3cr3tvalue"', "TOKEN=12345678", "access_token=abcdef99",
     "GITHUB_TOKEN: zzzzzzzz", "db_passwd=qwerty12", "my_passphrase = 'longenough'",
     "ApiKey: abcdefgh", "aws_access_key=AAAAAAAAAA", "CREDENTIALS=abcdefgh",
+    "redis://:pw123456@h", "AccountKey=Eby8vdM02xNOcqFlqUwJ==",
+    "SG.abcdefghijklmnop.qrstuvwxyz012345",
+    "curl -u me:pw12345 x", "mysql -pS3cret db", "sshpass -p pw123 ssh",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "e83c5163316f89bfbde7d9ab23ca2e25604af290",
+    "api_key: process.env.API_KEY", "private_key_id: 3f4e1a9b8c", "$TOKEN",
     "token", "secret", "://", "sk-", "eyJ",
     "[REDACTED:x]", "\u0130", "\u212a", " ", "\n", "=", ":", '"', "'",
 ])

@@ -6,6 +6,8 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,3 +81,28 @@ def run_cli(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | Non
     env.update(extra_env or {})
     return subprocess.run([LAUNCHER, *args], cwd=cwd, env=env, input=stdin,
                           capture_output=True, text=True, timeout=120, check=False)
+
+
+@contextmanager
+def read_only(folder: Path) -> Iterator[None]:
+    """``folder`` cannot be written for a while, even by root (mode 0555, plus the immutable
+    attribute when running as root, who ignores modes)."""
+    mode = folder.stat().st_mode & 0o7777
+    folder.chmod(0o555)
+    immutable = os.geteuid() == 0
+    if immutable:
+        subprocess.run(["chattr", "+i", str(folder)], check=True)
+    try:
+        probe = folder / ".probe"
+        try:
+            probe.write_text("", encoding="utf-8")
+        except OSError:
+            pass
+        else:
+            probe.unlink()
+            pytest.skip(f"cannot make {folder} read-only here")
+        yield
+    finally:
+        if immutable:
+            subprocess.run(["chattr", "-i", str(folder)], check=True)
+        folder.chmod(mode)

@@ -5,7 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.install.conftest import CLAUDE_JSON, LAUNCHER, USER_SETTINGS, load, run_cli, write
+import pytest
+
+from tests.install.conftest import (
+    CLAUDE_JSON,
+    LAUNCHER,
+    USER_SETTINGS,
+    load,
+    read_only,
+    run_cli,
+    write,
+)
 
 
 def test_init_then_uninstall_round_trip(home: Path) -> None:
@@ -134,3 +144,39 @@ def test_download_model_and_no_embeddings_contradict(home: Path) -> None:
     done = run_cli("init", "--download-model", "--no-embeddings")
     assert done.returncode == 1 and "contradict" in done.stderr
     assert not (home / ".claude").exists()
+
+
+def test_a_read_only_claude_folder_leaves_nothing_half_installed(home: Path) -> None:
+    claude_bytes = write(home / ".claude.json", CLAUDE_JSON, mode=0o600)
+    (home / ".claude").mkdir()
+    with read_only(home / ".claude"):
+        done = run_cli("init", "--yes")
+    assert done.returncode != 0
+    [line] = done.stderr.splitlines()
+    assert "~/.claude" in line and "nothing was changed" in line, line
+    assert (home / ".claude.json").read_bytes() == claude_bytes
+    assert not (home / ".claude" / "settings.json").exists()
+    assert not (home / ".agentctx" / "install").exists()
+    assert run_cli("doctor", "--json", "--quick").returncode != 0
+
+
+def test_a_failed_hook_write_rolls_the_mcp_registration_back(
+        home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentctx.install import apply_init, jsonfile, plan_init
+    from agentctx.install import state as install_state
+
+    claude_bytes = write(home / ".claude.json", CLAUDE_JSON, mode=0o600)
+    plan = plan_init("user", launcher=LAUNCHER, claude=False)
+    real_write = jsonfile.write_atomic
+
+    def disk_full_for_settings(path: Path, payload: bytes, mode: int) -> list[Path]:
+        if path.name == "settings.json":
+            raise jsonfile.InstallError(f"cannot write {path}: No space left on device")
+        return real_write(path, payload, mode)
+
+    monkeypatch.setattr(jsonfile, "write_atomic", disk_full_for_settings)
+    with pytest.raises(jsonfile.InstallError, match="No space left"):
+        apply_init(plan)
+    assert (home / ".claude.json").read_bytes() == claude_bytes
+    assert not (home / ".claude" / "settings.json").exists()
+    assert install_state.load(home / ".agentctx").files == {}

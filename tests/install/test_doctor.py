@@ -70,7 +70,7 @@ def test_after_init_doctor_is_healthy_and_leaves_the_store_alone(home: Path,
 def test_text_output_is_one_line_per_check(home: Path) -> None:
     done = run_cli("doctor", "--quick")
     lines = done.stdout.splitlines()
-    assert len(lines) == 9
+    assert len(lines) == 11
     assert all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
     assert any(line.startswith("fail  hooks:") and "— fix: run 'agentctx init'" in line
                for line in lines)
@@ -216,3 +216,28 @@ def test_semantic_check_readiness(home: Path, monkeypatch: pytest.MonkeyPatch) -
     assert stale.status == "warn" and "missing or stale" in stale.detail
     monkeypatch.setenv("AGENTCTX_PROMPT_SEMANTIC_CHECK", "off")
     assert doctor.check_semantic_check(config.Config.load()).detail.startswith("off")
+
+
+@pytest.mark.parametrize(("mode", "status"), [(0o700, "ok"), (0o750, "ok"), (0o770, "warn"),
+                                              (0o777, "warn")])
+def test_a_home_others_can_write_is_a_warning(home: Path, mode: int, status: str) -> None:
+    agentctx_home = config.ensure_home()
+    agentctx_home.chmod(mode)
+    try:
+        check = doctor.check_home()
+    finally:
+        agentctx_home.chmod(0o700)
+    assert check.status == status, check
+    if status == "warn":
+        assert check.fix == f"chmod 700 {agentctx_home}"
+        assert oct(mode)[2:] in check.detail
+
+
+def test_a_store_others_can_read_is_a_warning(home: Path) -> None:
+    Store.open().close()
+    config.db_path().chmod(0o644)
+    check = doctor.check_home()
+    assert check.status == "warn" and "agentctx.db" in check.detail
+    assert check.fix.startswith("chmod 600 ")
+    report = json.loads(run_cli("doctor", "--json", "--quick").stdout)
+    assert [c["status"] for c in report["checks"] if c["name"] == "home"] == ["warn"]

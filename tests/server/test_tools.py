@@ -18,6 +18,7 @@ from agentctx.mcpserver import service
 from agentctx.mcpserver.app import INSTRUCTIONS, NewRecordType, RecordType
 from agentctx.store import Store, graph, projects, records
 from agentctx.store.models import RECORD_TYPES, Draft, Record
+from tests.conftest import run_cli
 from tests.server.conftest import call, fail, first_id, make_client
 
 pytestmark = pytest.mark.anyio
@@ -333,13 +334,66 @@ async def test_related_follows_files_and_folders(app_dir: Path) -> None:
         assert nothing.startswith("No records are linked")
 
 
-async def test_sync_claudemd_says_plainly_it_is_not_available(app_dir: Path) -> None:
-    (app_dir / "CLAUDE.md").write_text("# Rules\n- use tabs\n", encoding="utf-8")
+async def test_file_names_are_redacted_and_bounded(app_dir: Path, isolated_home: Path) -> None:
+    token = "ghp_" + "Qx7" * 12
+    huge = "d" * 200_000
     async with make_client() as client:
-        text = await call(client, "ctx_sync_claudemd")
-    assert "not available" in text and "no proposed CLAUDE.md changes" in text
-    assert "tabs" not in text
-    assert (app_dir / "CLAUDE.md").read_text(encoding="utf-8") == "# Rules\n- use tabs\n"
+        text = await call(client, "ctx_record", type="decision", title="Rotate the deploy key",
+                          body="Monthly.", files=[f"keys/{token}.txt"])
+        assert token not in text and "keys/[REDACTED:github-token].txt" in text
+        related = await call(client, "ctx_related", file=f"keys/{token}.txt")
+        assert "Rotate the deploy key" in related and token not in related
+        before = current(app_dir)
+        refused = await fail(client, "ctx_record", type="decision", title="Huge", body="b",
+                             files=[huge])
+        assert "200000 characters; the limit is 4096" in refused
+        assert current(app_dir) == before
+        assert "the limit is 4096" in await fail(client, "ctx_related", file=huge)
+        assert "the limit is 4096" in await fail(client, "ctx_search", query="deploy",
+                                                 file=huge)
+    with Store.open() as db:
+        names = [row[0] for row in db.rows("SELECT name FROM nodes")]
+    assert names == ["keys/[REDACTED:github-token].txt"]
+    assert (isolated_home / "agentctx.db").stat().st_size < 1_000_000
+
+
+async def test_sync_claudemd_returns_the_proposal_and_writes_nothing(app_dir: Path) -> None:
+    text = "# Rules\n\n- Indent Python with tabs.\n"
+    (app_dir / "CLAUDE.md").write_text(text, encoding="utf-8")
+    with Store.open() as db:
+        pid = projects.resolve(db, str(app_dir)).project.id
+        old = records.add(db, Draft(type="convention", title="Indent Python with tabs",
+                                    confidence="explicit"), project_id=pid)
+        new = records.supersede(db, old.id, Draft(type="", title="Indent Python with four spaces",
+                                                  confidence="explicit"), "PEP 8")
+        missing = records.add(db, Draft(type="decision", title="Deploy with Docker Compose",
+                                        confidence="explicit"), project_id=pid)
+    async with make_client() as client:
+        answer = await call(client, "ctx_sync_claudemd")
+    assert answer.startswith("CLAUDE.md drift for app: 2 candidates; 2 current decisions and "
+                             "conventions checked against the memory files (CLAUDE.md). "
+                             "Nothing was written.")
+    assert f"contradicted  {new.id[:8]}" in answer and f"missing       {missing.id[:8]}" in answer
+    assert "~~Indent Python with tabs.~~ →" in answer and "```diff\n--- a/CLAUDE.md" in answer
+    assert "`agentctx sync --apply`" in answer and "--yes" not in answer
+    assert (app_dir / "CLAUDE.md").read_text(encoding="utf-8") == text
+    with Store.open() as db:  # not even the drift scores
+        assert {r.claudemd_drift_score for r in records.list_records(db, project_id=pid)} == {0.0}
+    # The same proposal agentctx sync makes.
+    done = run_cli("sync", "--json", cwd=app_dir)
+    assert json.loads(done.stdout)["diff"].rstrip() in answer
+
+
+async def test_sync_claudemd_in_sync(app_dir: Path) -> None:
+    (app_dir / "CLAUDE.md").write_text("# Rules\n\n- Deploy with Docker Compose.\n",
+                                       encoding="utf-8")
+    with Store.open() as db:
+        pid = projects.resolve(db, str(app_dir)).project.id
+        records.add(db, Draft(type="decision", title="Deploy with Docker Compose",
+                              confidence="explicit"), project_id=pid)
+    async with make_client() as client:
+        answer = await call(client, "ctx_sync_claudemd")
+    assert answer.endswith("The memory files reflect every checked decision and convention.")
 
 
 # ------------------------------------------------------------------ projects, errors, threads

@@ -116,3 +116,18 @@ def test_edits_are_typed_values(store: Store) -> None:
     assert [(e.field, e.old_value, e.new_value, e.actor) for e in trail] == [
         ("title", "Use gRCP", "Use gRPC", "tui"), ("pinned", "0", "1", "tui")]
     assert all(e.changed_at.endswith("Z") for e in trail)
+
+
+def test_a_page_walks_the_date_index_and_a_type_keeps_its_own(store: Store) -> None:
+    """A page of a project's records is read in date order, not sorted from the whole project;
+    a listing of one type goes through records_current (a rare type would walk every date)."""
+    statements: list[str] = []
+    store.conn.set_trace_callback(statements.append)
+    records.list_records(store, project_id=P, include_global=True, limit=50)
+    records.list_records(store, project_id=P, types=["profile"], limit=50)
+    store.conn.set_trace_callback(None)
+    page, typed = (s for s in statements if s.startswith("SELECT"))
+    plan = " | ".join(str(row[3]) for row in store.rows("EXPLAIN QUERY PLAN " + page))
+    assert "records_project_valid" in plan and "TEMP B-TREE" not in plan, plan  # no sort at all
+    typed_plan = " | ".join(str(row[3]) for row in store.rows("EXPLAIN QUERY PLAN " + typed))
+    assert "records_current" in typed_plan, typed_plan

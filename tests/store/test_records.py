@@ -55,6 +55,29 @@ def test_body_of_exactly_8000_characters_is_accepted(store: Store) -> None:
     assert len(add(store, "big", body="z" * 8000).body) == 8000
 
 
+def _with_secrets(length: int) -> str:
+    """A text of exactly ``length`` characters holding secrets whose markers are longer."""
+    secret = "mysql -pS3cr3t7 db; "  # 7 characters become [REDACTED:cli-password] (23)
+    text = secret * (length // len(secret))
+    return text + "x" * (length - len(text))
+
+
+def test_redaction_never_makes_a_valid_record_invalid(store: Store) -> None:
+    body = _with_secrets(7979)
+    title = _with_secrets(300).strip()
+    record = add(store, title, body=body)
+    assert "S3cr3t7" not in record.body + record.title
+    assert len(record.body) > 8000 and len(record.title) > 300  # longer only by the markers
+    assert record.body.replace("[REDACTED:cli-password]", "S3cr3t7") == body.strip()
+    # Edits and supersession of such a record keep working.
+    renamed = records.update(store, record.id, title="Use gRPC", actor="test")
+    assert renamed.body == record.body
+    successor = records.supersede(store, record.id, Draft(type="", title="", body=body), "why")
+    assert successor.body == record.body
+    with pytest.raises(InvalidRecord, match="limit is 8000"):
+        add(store, "too long", body=_with_secrets(8001))
+
+
 def test_secrets_are_redacted_before_storing(store: Store) -> None:
     r = add(store, "deploy key", body="token: ghp_" + "x" * 36)
     assert "ghp_" not in r.body and "[REDACTED:github-token]" in r.body

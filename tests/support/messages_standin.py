@@ -199,7 +199,7 @@ class MessagesStandIn:
     def start(self) -> MessagesStandIn:
         """Bind 127.0.0.1 on a free port and serve in a background thread."""
         handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _QuietServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         kwargs={"poll_interval": 0.05}, daemon=True)
@@ -276,6 +276,16 @@ class MessagesStandIn:
         """A fresh number for message, tool-use and request ids."""
         with self._lock:
             return next(self._ids)
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """A client that went away mid-answer (a killed process) is no error worth a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _make_handler(standin: MessagesStandIn) -> type[BaseHTTPRequestHandler]:

@@ -1,0 +1,250 @@
+"""The proposed diff, the marked section, strikethroughs, and writing them (only when asked)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from agentctx import drift
+from agentctx.drift import memfiles, writer
+from agentctx.drift.propose import FileChange, entry_text, id_comment
+from agentctx.store import Store, records
+from agentctx.store import projects as proj
+from agentctx.store.models import Draft, Project, Record
+from tests.drift.conftest import Loaded
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file()}
+
+
+def test_the_proposal_strikes_old_text_and_adds_a_marked_section(orders: Loaded) -> None:
+    before = snapshot(orders.root)
+    found = drift.proposal(orders.db, orders.project, orders.root)
+    assert snapshot(orders.root) == before  # proposing writes nothing
+    assert found.target == "CLAUDE.md"
+    assert [c.name for c in found.changes] == ["CLAUDE.md", "docs/architecture.md"]
+    claude = found.changes[0].after
+    dramatiq = orders.record("queue-dramatiq")
+    assert (f"~~Long-running work (e-mails, invoice PDFs) goes to Celery workers, with Redis as "
+            f"the broker.~~ → {id_comment(dramatiq.id)} {entry_text(dramatiq)}") in claude
+    assert "Task modules sit in `app/tasks/`." in claude  # the next sentence is left alone
+    assert claude.count(memfiles.BEGIN_MARK) == 1 and claude.count(memfiles.END_MARK) == 1
+    section = claude.split(memfiles.BEGIN_MARK)[1].split(memfiles.END_MARK)[0]
+    assert section.startswith(f"\n{memfiles.SECTION_HEADING}\n\n- ")
+    # The missing records, and pytest (its old command sits in a code fence, never edited).
+    for name in ("ids-uuid", "auth-jwt", "pr-size", "tests-pytest"):
+        record = orders.record(name)
+        assert f"- {entry_text(record)} {id_comment(record.id)}" in section
+    assert "nosetests -v" in claude
+    architecture = found.changes[1].after
+    assert "- ~~Database: PostgreSQL 15 through SQLAlchemy 2.0, DSN read from `DATABASE_URL`.~~" \
+        in architecture
+    assert found.diff.startswith("--- a/CLAUDE.md\n+++ b/CLAUDE.md\n")
+    assert "--- a/docs/architecture.md\n+++ b/docs/architecture.md\n" in found.diff
+
+
+def test_json_has_a_line_per_candidate_and_the_diff(orders: Loaded) -> None:
+    found = drift.proposal(orders.db, orders.project, orders.root)
+    document = json.loads(json.dumps(drift.as_json(found)))
+    assert document["diff"] == found.diff
+    by_name = {orders.name_of(c["id"]): c for c in document["candidates"]}
+    assert set(by_name) == {"ids-uuid", "auth-jwt", "pr-size", "tests-pytest", "queue-dramatiq",
+                            "db-postgres"}
+    for item in document["candidates"]:
+        assert {"id", "class", "score", "file", "line"} <= set(item)
+        assert 0.5 < item["score"] <= 1.0
+    after = found.changes[0].after.splitlines()
+    uuid = by_name["ids-uuid"]
+    assert uuid["class"] == "missing" and uuid["file"] == "CLAUDE.md"
+    assert orders.ids["ids-uuid"] in after[uuid["line"] - 1]
+    assert (by_name["queue-dramatiq"]["file"], by_name["queue-dramatiq"]["line"]) == \
+        ("CLAUDE.md", 32)
+    pytest_ = by_name["tests-pytest"]
+    assert (pytest_["class"], pytest_["file"], pytest_["line"]) == ("contradicted", "CLAUDE.md", 18)
+    assert "cannot be struck" in pytest_["note"]
+    assert by_name["db-postgres"] == {**by_name["db-postgres"], "class": "stale",
+                                      "file": "docs/architecture.md", "line": 8, "edited": True}
+    assert document["missing_imports"] == ["docs/architecture.md:13: @missing.md"]
+
+
+def test_apply_writes_exactly_the_diff_with_a_backup_and_twice_is_idempotent(
+        orders: Loaded, isolated_home: Path) -> None:
+    before = snapshot(orders.root)
+    found = drift.proposal(orders.db, orders.project, orders.root)
+    applied = drift.apply(orders.db, found)
+    after = snapshot(orders.root)
+    changed = {name for name in after if after[name] != before.get(name)}
+    assert changed == {"CLAUDE.md", "docs/architecture.md"} and set(after) == set(before)
+    for change in found.changes:
+        assert (orders.root / change.name).read_text(encoding="utf-8") == change.after
+    assert applied.written == ("CLAUDE.md", "docs/architecture.md") and applied.created == ()
+    assert applied.backup is not None and applied.backup.is_relative_to(isolated_home)
+    assert (applied.backup / "files" / "CLAUDE.md").read_bytes() == before["CLAUDE.md"]
+    manifest = json.loads((applied.backup / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["created"] == [] and len(manifest["replaced"]) == 2
+    # Only pytest's old command (in a code fence, which agentctx never edits) is still there.
+    assert [(orders.name_of(c.id), c.kind) for c in applied.scan.candidates] == \
+        [("tests-nose", "stale")]
+    again = drift.proposal(orders.db, orders.project, orders.root)
+    assert again.changes == () and again.diff == ""
+    assert drift.apply(orders.db, again).written == ()
+    assert snapshot(orders.root) == after
+
+
+def test_a_file_edited_after_the_proposal_is_not_overwritten(orders: Loaded) -> None:
+    found = drift.proposal(orders.db, orders.project, orders.root)
+    edited = orders.root / "docs" / "architecture.md"
+    edited.write_text(edited.read_text(encoding="utf-8") + "\nA late edit.\n", encoding="utf-8")
+    before = snapshot(orders.root)
+    with pytest.raises(drift.Changed, match=r"docs/architecture\.md changed"):
+        drift.apply(orders.db, found)
+    assert snapshot(orders.root) == before
+
+
+def test_a_failed_write_leaves_every_file_as_it_was(tmp_path: Path) -> None:
+    first = tmp_path / "CLAUDE.md"
+    first.write_text("old\n", encoding="utf-8")
+    changes = [FileChange(first, "CLAUDE.md", "old\n", "new\n"),
+               FileChange(tmp_path / "gone" / "x.md", "gone/x.md", None, "new file\n")]
+    with pytest.raises(OSError):
+        writer.write(changes, tmp_path / "backup")
+    assert first.read_text(encoding="utf-8") == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["CLAUDE.md", "backup"]
+
+
+# ----------------------------------------------------------------------------- marked section
+
+
+def setup(db: Store, root: Path, files: dict[str, str]) -> Project:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("utf-8"))
+    return proj.resolve(db, str(root)).project
+
+
+def decision(db: Store, project: Project, title: str, body: str = "") -> Record:
+    return records.add(db, Draft(type="decision", title=title, body=body, confidence="explicit"),
+                       project_id=project.id)
+
+
+def test_an_existing_marked_section_is_updated_in_place(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"CLAUDE.md": "# App\n"})
+    kept = decision(store, project, "Deploy with Helm charts", "charts in deploy/helm")
+    old = decision(store, project, "Cache with memcached", "one memcached per region")
+    new = records.supersede(store, old.id, Draft(type="", title="Cache with Redis 7",
+                                                 body="ElastiCache, one cluster per region",
+                                                 confidence="explicit"), "streams")
+    missing = decision(store, project, "Public ids are UUIDv7 strings")
+    teammate = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
+    text = ("# App 🚀\n\nIntro.\n\n"
+            f"{memfiles.BEGIN_MARK}\n{memfiles.SECTION_HEADING}\n\n"
+            f"- {entry_text(kept)} {id_comment(kept.id)}\n"
+            f"- {entry_text(old)} {id_comment(old.id)}\n"
+            f"- Teammate's rule: squash merges only {id_comment(teammate)}\n"
+            f"{memfiles.END_MARK}\n\n## After\n\nMore text.\n")
+    (root / "CLAUDE.md").write_text(text, encoding="utf-8")
+    found = drift.proposal(store, project, root)
+    after = found.changes[0].after
+    assert after.count(memfiles.BEGIN_MARK) == 1 and after.count(memfiles.SECTION_HEADING) == 1
+    section = after.split(memfiles.BEGIN_MARK)[1].split(memfiles.END_MARK)[0].splitlines()
+    assert section == ["", memfiles.SECTION_HEADING, "",
+                       f"- {entry_text(kept)} {id_comment(kept.id)}",
+                       f"- {entry_text(new)} {id_comment(new.id)}",
+                       f"- Teammate's rule: squash merges only {id_comment(teammate)}",
+                       f"- {entry_text(missing)} {id_comment(missing.id)}"]
+    assert after.endswith(f"{memfiles.END_MARK}\n\n## After\n\nMore text.\n")
+    drift.apply(store, found)
+    assert drift.proposal(store, project, root).changes == ()
+
+
+def test_broken_markers_are_reported_and_not_touched(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"CLAUDE.md": f"# App\n{memfiles.BEGIN_MARK}\n- x\n"})
+    decision(store, project, "Public ids are UUIDv7 strings")
+    found = drift.proposal(store, project, root)
+    assert found.changes == () and found.diff == ""
+    assert "CLAUDE.md: it has 1 '<!-- agentctx:begin -->' and 0" in found.problems[0]
+
+
+def test_additions_go_to_dot_claude_claude_md_without_a_root_one(tilekit: Loaded) -> None:
+    added = decision(tilekit.db, tilekit.project, "Tiles are cached for 30 days",
+                     "TTL 30 days in the on-disk cache")
+    found = drift.proposal(tilekit.db, tilekit.project, tilekit.root)
+    assert found.target == ".claude/CLAUDE.md"
+    assert [c.name for c in found.changes] == [".claude/CLAUDE.md"]
+    assert id_comment(added.id) in found.changes[0].after
+
+
+def test_without_memory_files_a_new_claude_md_is_proposed(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "bare"
+    project = setup(store, root, {"README.md": "# Bare\n"})
+    added = decision(store, project, "Use gRPC for the internal API")
+    found = drift.proposal(store, project, root)
+    assert found.diff.startswith("--- /dev/null\n+++ b/CLAUDE.md\n")
+    applied = drift.apply(store, found)
+    assert applied.created == ("CLAUDE.md",) and applied.written == ()
+    assert (root / "CLAUDE.md").read_text(encoding="utf-8") == (
+        f"{memfiles.BEGIN_MARK}\n{memfiles.SECTION_HEADING}\n\n"
+        f"- {entry_text(added)} {id_comment(added.id)}\n{memfiles.END_MARK}\n")
+    assert applied.backup is not None
+    manifest = json.loads((applied.backup / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["created"] == [str((root / "CLAUDE.md").resolve())]
+
+
+def test_claude_local_md_is_never_edited(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"CLAUDE.md": "# App\n\nNothing here yet.\n",
+                                  "CLAUDE.local.md": "# Mine\n\n- I run the suite with nose.\n"})
+    old = decision(store, project, "Run the suite with nose", "nosetests")
+    new = records.supersede(store, old.id, Draft(type="", title="Run the suite with pytest",
+                                                 confidence="explicit"), "nose is dead")
+    found = drift.proposal(store, project, root)
+    [candidate] = found.candidates
+    assert (candidate.candidate.kind, candidate.file) == ("contradicted", "CLAUDE.local.md")
+    assert [c.name for c in found.changes] == ["CLAUDE.md"]
+    assert id_comment(new.id) in found.changes[0].after
+    drift.apply(store, found)
+    assert (root / "CLAUDE.local.md").read_text(encoding="utf-8") == \
+        "# Mine\n\n- I run the suite with nose.\n"
+    [left] = drift.proposal(store, project, root).candidates
+    assert left.candidate.kind == "stale" and "CLAUDE.local.md" in left.note
+
+
+def test_table_rows_are_struck_cell_by_cell_and_crlf_is_kept(store: Store,
+                                                              tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    text = ("# Stack\r\n\r\n| Piece | Choice |\r\n|---|---|\r\n"
+            "| Queue | Celery workers on Redis |\r\n| Web | FastAPI |\r\n")
+    project = setup(store, root, {"CLAUDE.md": text})
+    decision(store, project, "Web framework is FastAPI")
+    old = decision(store, project, "Queue: Celery workers on Redis")
+    new = records.supersede(store, old.id, Draft(type="", title="Queue: Dramatiq actors",
+                                                 body="Dramatiq | Redis broker",
+                                                 confidence="explicit"), "lighter")
+    found = drift.proposal(store, project, root)
+    after = found.changes[0].after
+    assert (f"| ~~Queue~~ | ~~Celery workers on Redis~~ → {id_comment(new.id)} Queue: Dramatiq "
+            "actors: Dramatiq \\| Redis broker |\r\n") in after
+    assert after.count("\r\n") == text.count("\r\n") and "\n" not in after.replace("\r\n", "")
+    drift.apply(store, found)
+    assert drift.proposal(store, project, root).candidates == ()
+
+
+def test_a_symlinked_claude_md_is_edited_through_its_target(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"AGENTS.md": "# Agents\n"})
+    os.symlink("AGENTS.md", root / "CLAUDE.md")
+    decision(store, project, "Use gRPC for the internal API")
+    found = drift.proposal(store, project, root)
+    assert found.target == "AGENTS.md"
+    drift.apply(store, found)
+    assert (root / "CLAUDE.md").is_symlink() and memfiles.BEGIN_MARK in \
+        (root / "AGENTS.md").read_text(encoding="utf-8")
