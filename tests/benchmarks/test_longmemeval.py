@@ -202,8 +202,12 @@ def test_the_shared_subset_with_the_real_model(request: pytest.FixtureRequest) -
     assert all(configurations[name] is not None for name in ("hook", "keyword", "hybrid", "fts5"))
     # The baseline is not ours to tune: its published neighbourhood checks the wiring.
     assert configurations["fts5"]["recall_any"]["@5"] >= 0.8
-    # The hook injects a threshold-filtered prefix of the keyword search's first three.
-    assert configurations["hook"]["answered_at_3"] <= configurations["keyword"]["answered_at_3"]
+    # The hook shows at most three of the keyword search's first ten, in full or as pointers.
+    hook, full = configurations["hook"], configurations["hook_full"]
+    assert full["answered_at_3"] <= hook["answered_at_3"]
+    assert hook["recall_any"]["@3"] <= configurations["keyword"]["recall_any"]["@10"]
+    # What the hook cannot lose to: plain FTS5's first three on the same turns.
+    assert hook["answered_at_3"] >= configurations["fts5"]["answered_at_3"]
 
 
 def test_each_question_is_scored_on_its_own_date(tiny_file: Path) -> None:
