@@ -239,7 +239,8 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
             if not query.include_superseded or record.archived:
                 continue
         scored[record.pk] = (record, base)
-    via = _lift_successors(db, query, superseded, scored) if chains and superseded else {}
+    via = (_lift_successors(db, query, superseded, scored, through_archive=archived_df is not None)
+           if chains and superseded else {})
     boosted = _intent_candidates(db, query, intent, scored) if intent else set()
     dated = _dated_candidates(db, query, span, scored) if span is not None else set()
     boost = search_time_boost() if dated else 1.0
@@ -420,19 +421,31 @@ def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
 
 
 def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, float]],
-                     scored: dict[int, tuple[Record, float]]) -> dict[int, tuple[str, int]]:
+                     scored: dict[int, tuple[Record, float]], *,
+                     through_archive: bool = True) -> dict[int, tuple[str, int]]:
     """Give each matching superseded record's current successor at least ``VIA_WEIGHT`` of its
     score; returns, per lifted successor pk, the superseded record's id and pk.
 
-    Only the best :data:`LIFT_POOL` superseded matches are followed, in one recursive query.
+    Only the best :data:`LIFT_POOL` superseded matches are followed, in one recursive query,
+    and never a handover's: the next session's handover is not the same fact restated, it is
+    the next piece of work (and a worktree's handovers form one long chain). Without archived
+    records (``through_archive=False``) the walk reads the live table only.
     """
     strongest = sorted(superseded, key=lambda item: -item[1])[:LIFT_POOL]
     sources = {record.id: (record, base) for record, base in strongest
-               if record.superseded_by is not None}
+               if record.superseded_by is not None and record.type != "handover"}
     if not sources:
         return {}
     marks = ",".join("?" * len(sources))
     walked = db.rows(
+        f"""WITH RECURSIVE walk(start, id, depth) AS (
+                SELECT id, superseded_by, 0 FROM records WHERE id IN ({marks})
+                UNION ALL
+                SELECT w.start, r.superseded_by, w.depth + 1
+                  FROM walk w JOIN records r ON r.id = w.id
+                 WHERE r.superseded_at IS NOT NULL AND w.depth < {rec.HISTORY_MAX_DEPTH})
+            SELECT w.start, r.pk FROM walk w JOIN records r ON r.id = w.id
+             WHERE r.superseded_at IS NULL""", [*sources]) if not through_archive else db.rows(
         # A step may pass through archived versions (consolidation archives old ones), so each
         # looks the id up in both tables, by their unique id indexes.
         f"""WITH RECURSIVE walk(start, id, depth) AS (
