@@ -340,7 +340,8 @@ def start(home: Path | None = None, project: str | None = None,
     listen.
     """
     server, _note = configured(home, project, port)
-    thread = threading.Thread(target=server.serve_forever, name="agentctx-web", daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              name="agentctx-web", daemon=True)
     thread.start()
     stopped = threading.Event()
 
@@ -377,7 +378,7 @@ def serve(server: WebServer) -> None:
 
     previous = signal.signal(signal.SIGTERM, terminate)
     try:
-        server.serve_forever()
+        server.serve_forever(poll_interval=0.2)
     except KeyboardInterrupt:
         pass
     finally:
