@@ -195,8 +195,7 @@ def record_list(ctx: Context) -> Json:
         "project_id": project.id, "types": types, "confidences": confidences,
         "include_superseded": state == "all", "superseded_only": state == "superseded",
         "pinned_only": pinned}
-    page = rec.list_records(ctx.db, **filters, order=order, limit=limit, offset=offset,
-                            pinned_first=order == "newest")
+    page = rec.list_records(ctx.db, **filters, order=order, limit=limit, offset=offset)
     return {"project": _project_json(project), "items": _records_json(ctx.db, page),
             "total": rec.count_records(ctx.db, **filters), "limit": limit, "offset": offset}
 

@@ -104,6 +104,10 @@ class WebServer(ThreadingHTTPServer):
         """The page's address."""
         return f"http://{HOST}:{self.port}/"
 
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A connection that broke mid-request (the browser navigated away): log it, quietly."""
+        self.log_error_text(f"connection error from {client_address}\n{traceback.format_exc()}")
+
     def log_error_text(self, text: str) -> None:
         """Append ``text`` to the web log (never to the page)."""
         if self.log_path is None:
@@ -124,6 +128,9 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "agentctx-web"
     sys_version = ""
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle's algorithm on, the body waits for the
+    # client's delayed ACK (~40 ms on loopback) on every keep-alive response.
+    disable_nagle_algorithm = True
 
     def do_GET(self) -> None:
         self._handle()

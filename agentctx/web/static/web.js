@@ -305,11 +305,15 @@ async function loadDrift() {
 const LOADERS = { records: () => loadRecords(false), graph: loadGraph, profile: loadProfile,
   sessions: loadSessions, drift: loadDrift };
 
-function show(view) {
-  if (!LOADERS[view]) view = "records";
+function showOnly(view) {
   state.view = view;
   for (const section of document.querySelectorAll(".view")) section.hidden = section.id !== "view-" + view;
   for (const tab of document.querySelectorAll("#tabs a")) tab.classList.toggle("active", tab.dataset.view === view);
+}
+
+function show(view) {
+  if (!LOADERS[view]) view = "records";
+  showOnly(view);
   return run(LOADERS[view]);
 }
 
@@ -330,6 +334,10 @@ async function poll() {
 }
 
 async function start() {
+  // The first page of records asks for the server's default project, so all three requests
+  // go out at once.
+  const initial = location.hash.slice(1) || "records";
+  const first = initial === "records" ? run(() => loadRecords(false)) : null;
   const [status, projects] = await Promise.all([api("/api/status"), api("/api/projects")]);
   state.project = status.project ? status.project.id : "";
   state.changes = status.changes; state.receipt = status.last_receipt;
@@ -345,7 +353,7 @@ async function start() {
   $("filters").addEventListener("submit", (e) => { e.preventDefault(); run(() => loadRecords(false)); });
   $("more").addEventListener("click", () => run(() => loadRecords(true)));
   window.addEventListener("hashchange", () => show(location.hash.slice(1)));
-  await show(location.hash.slice(1) || "records");
+  if (first) { await first; showOnly("records"); } else await show(initial);
   $("q").focus();
   setInterval(poll, 4000);
 }
