@@ -180,17 +180,23 @@ def record_list(ctx: Context) -> Json:
     if project is None:
         return {"project": None, "items": [], "total": 0, "limit": limit, "offset": offset}
     if text:
-        hits = srch.search(ctx.db, srch.Query(
-            text=text, project_id=project.id, include_global=True, types=types,
-            include_superseded=state != "current", limit=srch.MAX_LIMIT,
-            backend=ctx.search_backend))
+        query = srch.Query(text=text, project_id=project.id, include_global=True, types=types,
+                           include_superseded=state != "current", limit=srch.MAX_LIMIT,
+                           backend=ctx.search_backend)
+        hits = srch.search(ctx.db, query)
+        matched_by = "words"
+        if not hits and ctx.search_backend == "fts":
+            # Typing: "conn" is no word of any record yet; a substring scan finds "Connect".
+            hits = srch.search(ctx.db, query._replace(backend="like"))
+            matched_by = "substring"
         found = [h.record for h in hits
                  if (state != "superseded" or not h.record.current)
                  and (not confidences or h.record.confidence in confidences)
                  and (not pinned or h.record.pinned)]
         page = found[offset:offset + limit]
         return {"project": _project_json(project), "items": _records_json(ctx.db, page),
-                "total": len(found), "limit": limit, "offset": offset, "q": text}
+                "total": len(found), "limit": limit, "offset": offset, "q": text,
+                "matched_by": matched_by}
     filters: dict[str, Any] = {
         "project_id": project.id, "types": types, "confidences": confidences,
         "include_superseded": state == "all", "superseded_only": state == "superseded",
@@ -298,13 +304,15 @@ def session_list(ctx: Context) -> Json:
 
 
 def drift_report(ctx: Context) -> Json:
-    """CLAUDE.md drift of the project's root folder: a keyword scan that stores nothing."""
+    """CLAUDE.md drift of the project's root folder, scanned as ``agentctx sync`` scans it (with
+    the embedding model when the store holds its vectors), storing nothing."""
     from agentctx import drift
 
     project = _project(ctx)
     if project is None:
         return {"candidates": [], "diff": "", "files": [], "problems": ["no project yet"]}
-    found = drift.proposal(ctx.db, project, project.root, record=False)
+    found = drift.proposal(ctx.db, project, project.root, record=False,
+                           encoder=drift.default_encoder(ctx.db))
     shorts = rec.short_ids(ctx.db, [p.candidate.id for p in found.candidates])
     return {**drift.as_json(found, shorts), "root": project.root}
 

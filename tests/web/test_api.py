@@ -44,7 +44,10 @@ def test_records_list_filters_and_pages(site: Site) -> None:
 def test_search_finds_the_current_record_through_its_old_version(site: Site) -> None:
     found = site.get("/api/records?q=Connect%20RPC")
     assert found["items"][0]["id"] == site.data.connect
-    assert found["q"] == "Connect RPC"
+    assert found["q"] == "Connect RPC" and found["matched_by"] == "words"
+    typing = site.get("/api/records?q=Conn")  # half a word, as typed so far
+    assert [r["id"] for r in typing["items"]] == [site.data.connect]
+    assert typing["matched_by"] == "substring"
     assert site.get("/api/records?q=zebracorn")["total"] == 0
 
 

@@ -59,3 +59,24 @@ def test_the_page_searches_opens_a_record_and_pins_it(site: Site, browser: Chrom
         record = rec.get(db, site.data.connect)
         assert record.pinned
         assert rec.edits_of(db, record.id)[-1].actor == "web"
+
+
+def test_the_graph_draws_the_chain_and_a_click_opens_a_record(site: Site,
+                                                              browser: Chromium) -> None:
+    browser.navigate(f"http://127.0.0.1:{site.port}/#graph")
+    legend = browser.wait_for("document.getElementById('graph-legend').textContent")
+    assert legend.startswith("2 records, 1 file, 2 links")
+    # Wait for the layout to settle, then click the older version where it is drawn.
+    where = json.dumps(site.data.grpc)
+    browser.wait_for(f"(() => {{ const a = window.AgentctxGraph.shown().screenOf({where}); "
+                     "return new Promise(r => setTimeout(() => { const b = window.AgentctxGraph"
+                     f".shown().screenOf({where}); r(Math.abs(a.x - b.x) + Math.abs(a.y - b.y) "
+                     "< 0.5 && b); }, 100)); })()")
+    point = browser.evaluate(f"window.AgentctxGraph.shown().screenOf({where})")
+    for kind in ("mousePressed", "mouseReleased"):
+        browser.call("Input.dispatchMouseEvent", {"type": kind, "x": point["x"],
+                                                  "y": point["y"], "button": "left",
+                                                  "clickCount": 1})
+    browser.wait_for("document.getElementById('detail-title')?.textContent === "
+                     + json.dumps("Use gRPC between the services"))
+    assert browser.evaluate("location.hash") == "#records"

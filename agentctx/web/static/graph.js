@@ -167,6 +167,13 @@
         canvas.removeEventListener("pointerup", up); canvas.removeEventListener("wheel", wheel);
       },
       nodes,
+      // Where a node is on screen (client coordinates), for a click.
+      screenOf(id) {
+        const node = nodes.find((n) => n.id === id);
+        if (!node) return null;
+        const box = canvas.getBoundingClientRect();
+        return { x: box.left + view.x + node.x * view.k, y: box.top + view.y + node.y * view.k };
+      },
     };
     if (!nodes.length) {
       ctx.setTransform(ratio, 0, 0, ratio, 0, 0); ctx.clearRect(0, 0, width, height);
@@ -185,5 +192,5 @@
     return current;
   }
 
-  window.AgentctxGraph = { draw };
+  window.AgentctxGraph = { draw, shown: () => current };
 })();

@@ -59,6 +59,8 @@ async function post(path, body) {
   return data;
 }
 
+function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
+
 function day(iso) { return iso ? iso.slice(0, 10) : ""; }
 
 function debounce(fn, ms) {
@@ -101,7 +103,7 @@ async function loadRecords(append) {
   const shown = list.children.length;
   $("count").textContent = data.total === 0
     ? (data.project ? "No records match." : "No project yet: run agentctx init and use Claude Code.")
-    : `${shown} of ${data.total} record${data.total === 1 ? "" : "s"}` + (data.q ? ` for “${data.q}”` : "");
+    : `${shown} of ${data.total} record${data.total === 1 ? "" : "s"}` + (data.q ? ` for “${data.q}”` : "") + (data.matched_by === "substring" ? " (no whole-word match; substring matches)" : "");
   $("more").hidden = shown >= data.total;
   if (!state.marked && shown > 0) {
     state.marked = true;
@@ -212,7 +214,7 @@ async function loadGraph() {
   const counts = { record: 0, file: 0 };
   for (const node of data.nodes) counts[node.kind] += 1;
   $("graph-legend").replaceChildren(
-    el("span", {}, `${counts.record} records, ${counts.file} files, ${data.edges.length} links`),
+    el("span", {}, `${plural(counts.record, "record")}, ${plural(counts.file, "file")}, ${plural(data.edges.length, "link")}`),
     el("span", {}, "— supersedes (newer → older)"), el("span", {}, "┄ applies to a file"));
   window.AgentctxGraph.draw($("graph"), data, (node) => { if (node.kind === "record") openRecord(node.id); });
 }
