@@ -64,7 +64,7 @@ def test_the_page_searches_opens_a_record_and_pins_it(site: Site, browser: Chrom
 def test_the_graph_draws_the_chain_and_a_click_opens_a_record(site: Site,
                                                               browser: Chromium) -> None:
     browser.navigate(f"http://127.0.0.1:{site.port}/#graph")
-    legend = browser.wait_for("document.getElementById('graph-legend').textContent")
+    legend = browser.wait_for("document.getElementById('graph-legend')?.textContent")
     assert legend.startswith("2 records, 1 file, 2 links")
     # Wait for the layout to settle, then click the older version where it is drawn.
     where = json.dumps(site.data.grpc)
