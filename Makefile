@@ -40,7 +40,8 @@ typecheck: $(VENV)/.installed-dev
 # when it is missing; the test then fails, never skips, if Chromium cannot start.
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 browser:
-	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	@test -n "$$AGENTCTX_CHROMIUM" || command -v chromium >/dev/null 2>&1 || \
+	  command -v chromium-browser >/dev/null 2>&1 || \
 	  $(SUDO) apt-get install -y -q chromium || \
 	  { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; } || \
 	  { echo "the web view's browser test needs Chromium: apt-get install chromium"; exit 1; }
