@@ -14,7 +14,7 @@ VEC_VENV   ?= .venv-vec
 SMOKE_PYTHON ?= $(shell for p in $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.*/bin/python 2>/dev/null | sort -V -r) $$(command -v python3.14 python3.13 python3.12 python3 2>/dev/null); do "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo "$$p"; break; }; done)
 SMOKE_VENV   ?= .build/smoke
 
-.PHONY: demo test lint typecheck unit test-vec0 smoke ci bench clean
+.PHONY: demo test lint typecheck unit browser test-vec0 smoke ci bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("agentctx needs Python 3.11 or newer; found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -36,8 +36,18 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.installed-dev
-	$(BIN)/pytest -q
+# The web view's browser test runs in Debian's chromium, installed from the package registry
+# when it is missing; the test then fails, never skips, if Chromium cannot start.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@test -n "$$AGENTCTX_CHROMIUM" || command -v chromium >/dev/null 2>&1 || \
+	  command -v chromium-browser >/dev/null 2>&1 || \
+	  $(SUDO) apt-get install -y -q chromium || \
+	  { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; } || \
+	  { echo "the web view's browser test needs Chromium: apt-get install chromium"; exit 1; }
+
+unit: $(VENV)/.installed-dev browser
+	AGENTCTX_TEST_BROWSER=require $(BIN)/pytest -q
 
 test: lint typecheck unit
 

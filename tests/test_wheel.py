@@ -21,6 +21,11 @@ DATA_FILES = (
     "agentctx/benchmarks/data/coding_queries_tuning4.json",
     "agentctx/benchmarks/data/coding_queries_tuning5.json",
     "agentctx/benchmarks/data/coding_queries_heldout.json",
+    "agentctx/web/static/index.html",
+    "agentctx/web/static/web.js",
+    "agentctx/web/static/graph.js",
+    "agentctx/web/static/web.css",
+    "agentctx/web/static/icon.svg",
 )
 
 
