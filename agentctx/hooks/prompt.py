@@ -8,7 +8,8 @@ left out, at most ``prompt_records`` (≤ 3) records whose relevance reaches
 receipt (the prompt's first 80 characters, redacted, and each record's relevance and matched
 words), counts one access per record and marks the records injected, and the prompt — redacted —
 joins the session's recent prompts (consolidation ranks against them). A prompt starting with
-``#noctx`` gets nothing that turn: no injection, no receipt, and the prompt is not kept.
+``#noctx`` gets nothing that turn: no injection, no receipt, and the prompt is not kept; so does
+one of agentctx's own slash commands (``/agentctx:why`` explains the prompt before it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ PROMPT_KEEP_CHARS = 2000
 def handle(ctx: HookContext) -> str | None:
     """Search, inject and account; returns the text to inject (``None`` for nothing)."""
     prompt = ctx.text("prompt")
-    if judgement.opted_out(prompt):
+    if judgement.opted_out(prompt) or judgement.own_command(prompt):
         return None
     db = ctx.store()
     project = ctx.resolved().project
