@@ -48,11 +48,20 @@ OPT_OUT = "#noctx"
 CANDIDATES = 10
 # The least probability of a pointer beside the best candidate (which opened the gate).
 POINTER_FLOOR = 0.05
+# agentctx's own slash commands (the plugin's /agentctx:why, /agentctx:status, …) are about
+# agentctx, not the task: they get no injection and leave no receipt, so /agentctx:why explains
+# the prompt before it.
+OWN_COMMAND = "/agentctx:"
 
 
 def opted_out(prompt: str) -> bool:
     """Whether the prompt asks for no injection this turn (it starts with ``#noctx``)."""
     return prompt.lstrip().lower().startswith(OPT_OUT)
+
+
+def own_command(prompt: str) -> bool:
+    """Whether the prompt is one of agentctx's own slash commands (``/agentctx:…``)."""
+    return prompt.lstrip().lower().startswith(OWN_COMMAND)
 
 
 class Settings(NamedTuple):

@@ -76,6 +76,8 @@ def preview(
         decision = judgement.Decision([], "", [], [])
         if judgement.opted_out(prompt):
             why = "the prompt starts with #noctx"
+        elif judgement.own_command(prompt):
+            why = "the prompt is one of agentctx's own slash commands"
         elif target.paused:
             why = f"{target.name} is paused ('agentctx resume')"
         else:

@@ -11,7 +11,8 @@ relevance, matched words and whether it was a pointer), counts one access per re
 full and marks those injected (a pointer may still come in full later), and the prompt —
 redacted — joins the session's recent prompts (consolidation ranks against them). A prompt
 starting with ``#noctx`` gets nothing that turn: no injection, no receipt, and the prompt is not
-kept.
+kept; so does one of agentctx's own slash commands (``/agentctx:why`` explains the prompt before
+it).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ PROMPT_KEEP_CHARS = 2000
 def handle(ctx: HookContext) -> str | None:
     """Search, inject and account; returns the text to inject (``None`` for nothing)."""
     prompt = ctx.text("prompt")
-    if judgement.opted_out(prompt):
+    if judgement.opted_out(prompt) or judgement.own_command(prompt):
         return None
     db = ctx.store()
     project = ctx.resolved().project
