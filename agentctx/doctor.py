@@ -223,6 +223,22 @@ def check_semantic_check(cfg: config.Config) -> Check:
     return Check("semantic check", OK, f"on ({side.model})")
 
 
+def check_clock() -> Check | None:
+    """A line when ``AGENTCTX_NOW`` fixes the clock (or tries to and cannot)."""
+    from agentctx.store.ids import NOW_ENV, normalize_time
+
+    raw = os.environ.get(NOW_ENV)
+    if not raw:
+        return None
+    try:
+        fixed = normalize_time(raw)
+    except ValueError:
+        return Check("clock", WARN, f"{NOW_ENV}={raw!r} is not an ISO 8601 time: ignored, the "
+                                    "real clock is used", f"unset {NOW_ENV} or fix its value")
+    return Check("clock", WARN, f"fixed at {fixed} by {NOW_ENV}: recency, as-of and time words "
+                                "in prompts read that time", f"unset {NOW_ENV} for the real clock")
+
+
 def check_api_key(cfg: config.Config) -> Check:
     """Extraction needs ANTHROPIC_API_KEY in Claude Code's environment."""
     if not cfg.get_bool("llm"):
@@ -557,6 +573,9 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
         checks.append(check_config(cfg))
     checks += [check_home(), check_store(), check_vectors(cfg), check_embedding_model(cfg),
                check_semantic_check(cfg), check_api_key(cfg)]
+    clock = check_clock()
+    if clock is not None:
+        checks.append(clock)
     plugins = enabled_plugins(cwd)
     hooks, session_argv = check_hooks(cwd, plugins)
     checks.append(hooks)

@@ -59,8 +59,7 @@ def _items(db: Store, receipt: Receipt) -> list[dict[str, Any]]:
             "superseded": bool(record and record.superseded_by),
             "relevance": item.score,
             "matched": list(item.matched),
-            # receipts that record pointers mark records shown as one line only
-            "pointer": bool(getattr(item, "pointer", False)),
+            "pointer": item.pointer,  # shown as a one-line pointer only
         })
     return items
 

@@ -279,6 +279,13 @@ def m005_drift_dismissals(db: Database) -> None:
                "WHERE superseded_at IS NULL AND claudemd_drift_score > 0")
 
 
+@MIGRATIONS()
+def m006_receipt_pointers(db: Database) -> None:
+    """Per-prompt receipts name the records shown as one-line pointers (a JSON list of ids, a
+    subset of ``record_ids``); the others were injected in full. Older receipts have none."""
+    db.execute("ALTER TABLE injections ADD COLUMN pointers TEXT NOT NULL DEFAULT '[]'")
+
+
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
