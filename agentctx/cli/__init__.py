@@ -56,6 +56,8 @@ def _register() -> None:
     bench.register(app)
     from agentctx.cli import sync
     sync.register(app)
+    from agentctx.cli import team
+    team.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

@@ -10,12 +10,13 @@ session's set of already-injected records is reset before the digest's records a
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from datetime import UTC, datetime, timedelta
 
 from agentctx import digest
 from agentctx.hooks.context import HookContext, describe, log_problem
-from agentctx.store import digests, records, sessions
+from agentctx.store import digests, records, sessions, teamstate
 from agentctx.store.errors import StoreLocked
 from agentctx.store.ids import to_iso
 
@@ -48,7 +49,33 @@ def handle(ctx: HookContext) -> str | None:
                                      event=EVENT, source=source, record_ids=served.record_ids,
                                      scores=(), tokens=served.tokens, chars=len(served.text))
             sessions.mark_seen(db, session_id, served.record_ids)
+    _catch_up_team_file(ctx, project.id, resolved.worktree)
     return served.text or None
+
+
+def _catch_up_team_file(ctx: HookContext, project_id: str, worktree: str) -> None:
+    """Worktrees catch up here: when the project keeps a team file and this worktree's file is
+    not what was last written (a pull, a merge, another worktree's writes), ``agentctx team sync``
+    runs in the background. The check is two reads and a ``stat``."""
+    db = ctx.store()
+    if not teamstate.is_enabled(db, project_id):
+        return
+    path = os.path.join(worktree, ".agentctx", "context.md")
+    state = teamstate.written(db, path)
+    try:
+        found = os.stat(path)
+    except OSError:
+        found = None
+    if (state is not None and found is not None and found.st_size == state.size
+            and found.st_mtime_ns == state.mtime_ns
+            and state.change_counter == db.change_counter()):
+        return
+    try:
+        from agentctx.background import spawn_detached
+
+        spawn_detached(["team", "sync", "--quiet", "--cwd", worktree], log_name="team.log")
+    except OSError as exc:
+        log_problem(ctx.event, ctx.session_id, f"team file sync not started: {describe(exc)}")
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:
