@@ -141,7 +141,7 @@ def import_cmd(
     """Read a team file (into the current project) or a backup (into the store)."""
     kind = _format_of(path, fmt)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         fail(f"no file {path}")
     except (OSError, UnicodeDecodeError) as exc:

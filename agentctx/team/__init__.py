@@ -109,8 +109,8 @@ def file_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Pat
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
+    try:  # bytes, not read_text: a carriage return in a body must survive
+        return path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         return None
     except UnicodeDecodeError as exc:
