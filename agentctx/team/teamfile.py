@@ -24,6 +24,7 @@ mistaken for the format's own lines is escaped with one more leading backslash.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -87,7 +88,16 @@ class Block:
         """The block's non-text fields, as its opening comment holds them."""
         return {"id": self.id, "type": self.type, "rev": self.revision,
                 "valid_from": self.valid_from, "confidence": self.confidence,
-                "pinned": self.pinned, "key": self.key}
+                "pinned": self.pinned, "key": self.key, "sum": self.checksum()}
+
+    def checksum(self) -> str:
+        """A short hash of the block's text (title, body, history): a block that two edits were
+        merged into, line by line, no longer matches it."""
+        parts = [self.title, self.body]
+        for past in self.history:
+            parts.extend([past.id, past.title, past.valid_from, past.superseded_at,
+                          past.rationale or ""])
+        return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -192,6 +202,8 @@ def _parse_block(lines: list[str], start: int) -> tuple[Block, int]:
     end_line = f"{END}{rid}{CLOSE}"
     stop = start + 1
     while stop < len(lines) and lines[stop] != end_line:
+        if lines[stop].startswith(BEGIN) and _same_id(lines[stop], rid):
+            break  # a union merge of two edits: this copy ends where the other begins
         if lines[stop].startswith((BEGIN, END)):
             raise TeamFileError(stop + 1, f"the block of {rid} (opened on line {number}) is not "
                                 "closed before this line (an edit merged into the middle of a "
@@ -222,7 +234,15 @@ def _parse_block(lines: list[str], start: int) -> tuple[Block, int]:
                   confidence=str(fields["confidence"]), pinned=bool(fields["pinned"]),
                   key=None if fields["key"] is None else str(fields["key"]), history=history,
                   line=number)
-    return block, stop + 1
+    if block.checksum() != fields["sum"]:
+        raise TeamFileError(number, f"the text of record {rid} does not match its checksum "
+                            "(edited by hand, or two edits merged into one block: resolve it "
+                            "by keeping one version, or change records with agentctx)")
+    return block, stop + 1 if stop < len(lines) and lines[stop] == end_line else stop
+
+
+def _same_id(line: str, rid: str) -> bool:
+    return f'"id": "{rid}"' in line
 
 
 def _fields(line: str, number: int) -> dict[str, object]:
@@ -235,8 +255,8 @@ def _fields(line: str, number: int) -> dict[str, object]:
         raise TeamFileError(number, f"the record's fields are not valid JSON ({exc})") from None
     if not isinstance(fields, dict):
         raise TeamFileError(number, "the record's fields are not a JSON object")
-    missing = [k for k in ("id", "type", "rev", "valid_from", "confidence", "pinned", "key")
-               if k not in fields]
+    missing = [k for k in ("id", "type", "rev", "valid_from", "confidence", "pinned", "key",
+                           "sum") if k not in fields]
     if missing:
         raise TeamFileError(number, f"the record's fields lack {', '.join(missing)}")
     if not isinstance(fields["id"], str) or not _ULID.match(fields["id"]):
@@ -254,6 +274,8 @@ def _fields(line: str, number: int) -> dict[str, object]:
         raise TeamFileError(number, "pinned must be true or false")
     if fields["key"] is not None and not isinstance(fields["key"], str):
         raise TeamFileError(number, "key must be text or null")
+    if not isinstance(fields["sum"], str):
+        raise TeamFileError(number, "sum must be text")
     if not isinstance(fields["valid_from"], str) or not fields["valid_from"]:
         raise TeamFileError(number, "valid_from must be a date")
     return fields

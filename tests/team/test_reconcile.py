@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from agentctx.store import Store, records, teamstate
 from agentctx.store import projects as proj
 from agentctx.store.errors import InvalidRecord
 from agentctx.store.models import Draft, Project
-from agentctx.team.teamfile import TeamFileError, parse
+from agentctx.team.teamfile import TeamFileError, parse, render
 from tests.team.conftest import git
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -43,6 +44,15 @@ def project_of(db: Store, folder: Path) -> Project:
 def add(db: Store, project: Project, type_: str, title: str, body: str = "", **kw: object) -> str:
     draft = Draft(type=type_, title=title, body=body, confidence="explicit", **kw)  # type: ignore[arg-type]
     return records.add(db, draft, project_id=project.id).id
+
+
+def _retitled(text: str, start: str, title: str) -> str:
+    """The team file ``text`` with the block whose title starts with ``start`` retitled (a
+    well-formed file a teammate's agentctx could have written)."""
+    blocks = [replace(b, title=title) if b.title.startswith(start) else b
+              for b in parse(text).blocks]
+    assert any(b.title == title for b in blocks)
+    return render("shop", blocks)
 
 
 def team_file(folder: Path) -> Path:
@@ -167,7 +177,7 @@ def test_a_malformed_or_invalid_file_changes_nothing(alice: Store, bob: Store,
     with pytest.raises(TeamFileError) as caught:
         team.import_text(bob, bob_shop, broken, "context.md")
     assert caught.value.line == broken.splitlines().index("Second") + 1
-    too_long = text.replace("### Second", "### " + "x" * 400)
+    too_long = _retitled(text, "Second", "x" * 400)
     with pytest.raises(InvalidRecord, match="line"):
         team.import_text(bob, bob_shop, too_long, "context.md")
     assert bob.change_counter() == before
@@ -191,8 +201,8 @@ def test_no_secret_reaches_the_file_and_an_imported_secret_is_redacted(
     add(alice, shop, "decision", f"Token {SECRET}", f"export GITHUB_TOKEN={SECRET}")
     team.turn_on(alice, shop, repo)
     assert SECRET not in team_file(repo).read_text(encoding="utf-8")
-    smuggled = team_file(repo).read_text(encoding="utf-8").replace(
-        "### Token", f"### {SECRET} Token")
+    smuggled = _retitled(team_file(repo).read_text(encoding="utf-8"), "Token [REDACTED",
+                         f"{SECRET} Token")
     bob_shop = project_of(bob, repo)
     report = team.import_text(bob, bob_shop, smuggled, "context.md")
     assert SECRET not in records.get(bob, report.added[0]).title

@@ -97,7 +97,24 @@ def test_two_edits_merged_into_one_block_are_an_error_not_a_guess() -> None:
     lines.insert(begin + 1, lines[begin].replace('"rev": 1', '"rev": 2'))
     with pytest.raises(TeamFileError) as caught:
         parse("\n".join(lines))
-    assert caught.value.line == begin + 2 and "not closed" in str(caught.value)
+    assert caught.value.line == begin + 2 and "title" in str(caught.value)
+    # Lines of two versions mixed in one block no longer match the block's checksum.
+    mixed = _one("Line one\nLine two").replace("Line two\n", "Line two\nTheirs\n")
+    with pytest.raises(TeamFileError, match="checksum") as caught:
+        parse(mixed)
+    assert caught.value.line == begin + 1
+
+
+def test_a_union_merge_of_two_whole_versions_reads_both_copies() -> None:
+    ours = _one("Ours").replace('"rev": 1', '"rev": 3')
+    theirs = _one("Theirs").replace('"rev": 1', '"rev": 2')
+    ours_lines, theirs_lines = ours.splitlines(), theirs.splitlines()
+    start = next(i for i, line in enumerate(ours_lines) if line.startswith("<!-- agentctx:rec"))
+    # What git's union merge writes: our block's lines, then theirs, then the common end.
+    merged = ours_lines[:start + 5] + theirs_lines[start:]
+    parsed = parse("\n".join(merged))
+    assert [b.body for b in parsed.blocks] == ["Ours"]
+    assert parsed.duplicates and parsed.duplicates[0].lines == (start + 1, start + 6)
 
 
 def test_duplicates_are_read_once_and_the_highest_revision_wins() -> None:
