@@ -62,7 +62,8 @@ def test_two_branches_adding_records_merge_cleanly_and_import(repo: Path,
     bob.close()
 
 
-def test_both_editing_one_record_converges_on_the_higher_revision(repo: Path, tmp_path: Path) -> None:
+def test_both_editing_one_record_converges_on_the_higher_revision(repo: Path,
+                                                                 tmp_path: Path) -> None:
     alice = Store.open(tmp_path / "alice.db")
     bob = Store.open(tmp_path / "bob.db")
     shop = proj.resolve(alice, str(repo)).project
