@@ -8,6 +8,7 @@ whose key is already there is skipped, so loading one backup twice adds nothing.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 
 from agentctx.lean import NamedTuple
@@ -15,9 +16,10 @@ from agentctx.store.db import SCHEMA_VERSION, Store
 from agentctx.store.errors import StoreError
 
 DERIVED_PREFIXES = ("records_fts", "records_archive_fts", "records_vec", "embeddings", "digests",
-                    "sqlite_")
-# Meta keys that describe derived state (the change counter, the vector index).
-DERIVED_META_PREFIXES = ("changes", "vectors_")
+                    "sqlite_", "_sqlite_")  # _sqlite_migrations: the schema's own bookkeeping
+# Meta keys that describe derived or this store's own state (the change counter, the vector
+# index, the query side file, what an upgrade of this file did): never copied between stores.
+DERIVED_META_PREFIXES = ("changes", "vectors_", "query_model", "secrets_redacted_on_upgrade")
 # Tables in the order a load needs them (nodes before the links that reference them); tables
 # not named here follow in name order.
 ORDER = ("meta", "projects", "project_paths", "nodes", "records", "records_archive", "edges",
@@ -124,7 +126,10 @@ def load(db: Store, rows: Iterable[tuple[str, dict[str, object]]]) -> LoadReport
                                  f"{', '.join(unknown)}")
             if table == "meta" and str(row.get("key")).startswith(DERIVED_META_PREFIXES):
                 continue
-            done = _load_row(db, table, dict(row), key)
+            try:
+                done = _load_row(db, table, dict(row), key)
+            except sqlite3.Error as exc:
+                raise StoreError(f"row {number} ({table}): {exc}") from None
             (added if done else skipped)[table] = (added if done else skipped).get(table, 0) + 1
             if done and table in ("records", "records_archive"):
                 projects.add(str(row.get("project_id")))
@@ -144,7 +149,7 @@ def _load_row(db: Store, table: str, row: dict[str, object], key: str | None) ->
         row["pending_embedding"] = 1  # vectors are derived: embedded again
         if key and db.scalar(f"SELECT 1 FROM {table} WHERE {key} = ?", (row.get(key),)):
             row.pop(key)
-        return _insert(db, table, row, ignore=False)
+        return _insert(db, table, row, ignore=True)
     if key is not None and key in row:
         others = {k: v for k, v in row.items() if k != key}
         same = " AND ".join(f"{k} IS ?" for k in others) or "1"
@@ -152,11 +157,12 @@ def _load_row(db: Store, table: str, row: dict[str, object], key: str | None) ->
             return False
         if db.scalar(f"SELECT 1 FROM {table} WHERE {key} = ?", (row[key],)):
             row.pop(key)
-        return _insert(db, table, row, ignore=False)
+        return _insert(db, table, row, ignore=True)
     return _insert(db, table, row, ignore=True)
 
 
 def _insert(db: Store, table: str, row: dict[str, object], *, ignore: bool) -> bool:
+    """Insert one row; ``ignore``: a row whose unique key is taken is skipped (not an error)."""
     names = ", ".join(row)
     marks = ", ".join("?" * len(row))
     verb = "INSERT OR IGNORE" if ignore else "INSERT"
