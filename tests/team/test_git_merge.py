@@ -9,7 +9,7 @@ from agentctx.store import Store, records, teamstate
 from agentctx.store import projects as proj
 from agentctx.store.models import Draft
 from agentctx.team.teamfile import parse
-from tests.team.conftest import git
+from tests.support.gitrepo import git
 
 
 def _commit_record(db: Store, repo: Path, type_: str, title: str, message: str) -> str:

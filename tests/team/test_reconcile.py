@@ -14,7 +14,7 @@ from agentctx.store import projects as proj
 from agentctx.store.errors import InvalidRecord
 from agentctx.store.models import Draft, Project
 from agentctx.team.teamfile import TeamFileError, parse, render
-from tests.team.conftest import git
+from tests.support.gitrepo import git
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
