@@ -22,7 +22,7 @@ from agentctx.team.teamfile import (
 
 ULID_CHARS = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ids = st.text(ULID_CHARS, min_size=26, max_size=26)
-text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=80)
+text = st.text(st.characters(exclude_categories=["Cs"]), max_size=80)
 one_line = text.map(lambda t: " ".join(t.split())).filter(bool)
 dates = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)).map(
     lambda d: to_iso(d.replace(tzinfo=UTC)))
