@@ -1,4 +1,4 @@
-"""The team file (``.agentctx/context.md``): what keeping it costs, against baselines of the same run.
+"""The team file (``.agentctx/context.md``): what keeping it costs, against same-run baselines.
 
 A synthetic project of ``--records`` (5,000) records, about half of them decisions, conventions
 and discoveries (a tenth superseded, so blocks carry history), team file on. Interleaved,
@@ -10,11 +10,13 @@ and discoveries (a tenth superseded, so blocks carry history), team file on. Int
   parse the file, plan the import, render, compare (no write);
 * ``import into empty`` — the whole file into a fresh store (fewer runs: it builds a store).
 
-And the SessionStart hook as a process (``--hook-runs``), team off (baseline) and team on with
-the worktree's file in step (the check is two reads and a ``stat``; nothing is spawned).
+And what the team file adds to SessionStart: the hook's check (two reads and a ``stat``), in
+process, against the hook's own digest freshness check (baseline); and the hook as a process
+(``--hook-runs``), team off and team on with the file in step (nothing is spawned), interleaved —
+on a shared machine that difference is within the noise.
 
-Prints medians and ratios. Targets: ``sync, in step`` ≤ 3× ``export md``; the hook with the team
-file on ≤ 1.15× the hook without. The exit code is 1 when a target is missed.
+Prints medians and ratios. Targets: ``sync, in step`` ≤ 3× ``export md``; the team file check
+≤ 3× the digest freshness check. The exit code is 1 when a target is missed.
 
 Usage: ``.venv/bin/python bench/bench_team.py [--records 5000] [--runs 9] [--hook-runs 15]
 [--json]``
@@ -38,13 +40,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentctx import team
 from agentctx.export import render_markdown
-from agentctx.store import Store, teamstate
+from agentctx.hooks.session_start import team_file_stale
+from agentctx.store import Project, Store, digests, teamstate
 from agentctx.store import projects as proj
 from agentctx.team import reconcile
 from bench.synth import build_store, project_folder
 
 SYNC_TARGET = 3.0
-HOOK_TARGET = 1.15
+CHECK_TARGET = 3.0
+CHECK_REPEAT = 200
+
+
+def _repeat(work: Callable[[], object]) -> None:
+    for _ in range(CHECK_REPEAT):
+        work()
 
 
 def _median_ms(work: Callable[[], object], runs: int) -> float:
@@ -66,18 +75,30 @@ def _interleaved(cases: dict[str, Callable[[], object]], runs: int) -> dict[str,
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def _hook_ms(folder: Path, runs: int) -> float:
+def _hook_once(folder: Path) -> float:
     payload = json.dumps({"session_id": "bench-session", "cwd": str(folder),
                           "hook_event_name": "SessionStart", "source": "startup"}).encode()
-    times = []
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "agentctx", "hook", "session-start"],
+                          input=payload, capture_output=True, check=False, cwd=folder)
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"the hook exited {done.returncode}: {done.stderr.decode()[-400:]}")
+    return elapsed
+
+
+def _hook_ms(db: Store, project: Project, folder: Path, runs: int) -> tuple[float, float]:
+    """Medians of the SessionStart hook with the team file off and on (in step), interleaved:
+    the switch is flipped between runs, outside the timed region."""
+    off: list[float] = []
+    on: list[float] = []
+    _hook_once(folder)  # the first start detects the profile and builds the digest
     for _ in range(runs):
-        start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "agentctx", "hook", "session-start"],
-                              input=payload, capture_output=True, check=False, cwd=folder)
-        times.append((time.perf_counter() - start) * 1000)
-        if done.returncode != 0:
-            raise SystemExit(f"the hook exited {done.returncode}: {done.stderr.decode()[-400:]}")
-    return statistics.median(times)
+        team.turn_off(db, project)
+        off.append(_hook_once(folder))
+        team.turn_on(db, project, folder)
+        on.append(_hook_once(folder))
+    return statistics.median(off), statistics.median(on)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -98,10 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     project = proj.get(db, project_id)
     shared = len(teamstate.shared_records(db, project.id))
 
-    hook_off = _hook_ms(folder, args.hook_runs)
-    team.turn_on(db, project, folder)
+    hook_off, hook_on = _hook_ms(db, project, folder, args.hook_runs)
     text = (folder / team.TEAM_FILE).read_text(encoding="utf-8")
-    hook_on = _hook_ms(folder, args.hook_runs)
 
     medians = _interleaved({
         "export md": lambda: render_markdown(db, project, stamp="-"),
@@ -117,6 +136,11 @@ def main(argv: list[str] | None = None) -> int:
             team.import_text(fresh, target, text, "context.md")
 
     medians["import into empty"] = _median_ms(import_fresh, max(3, args.runs // 3))
+    checks = _interleaved({
+        "digest freshness": lambda: _repeat(lambda: digests.load_fresh(db, project.id)),
+        "team file check": lambda: _repeat(lambda: team_file_stale(db, project.id, str(folder))),
+    }, args.runs)
+    check_us = {k: v * 1000 / CHECK_REPEAT for k, v in checks.items()}
     db.close()
 
     base = medians["export md"]
@@ -126,9 +150,11 @@ def main(argv: list[str] | None = None) -> int:
         "ratios_to_export_md": {k: round(v / base, 2) for k, v in medians.items()},
         "hook_ms": {"team off": round(hook_off, 1), "team on, in step": round(hook_on, 1)},
         "hook_ratio": round(hook_on / hook_off, 3),
+        "check_us": {k: round(v, 1) for k, v in check_us.items()},
+        "check_ratio": round(check_us["team file check"] / check_us["digest freshness"], 2),
     }
     ok = (result["ratios_to_export_md"]["sync, in step"] <= SYNC_TARGET
-          and result["hook_ratio"] <= HOOK_TARGET)
+          and result["check_ratio"] <= CHECK_TARGET)
     if args.json:
         print(json.dumps({**result, "ok": ok}, indent=2))
         return 0 if ok else 1
@@ -137,8 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'case':<20} {'median ms':>10} {'× export md':>12}")
     for name, value in medians.items():
         print(f"{name:<20} {value:>10.1f} {value / base:>12.2f}")
-    print(f"SessionStart hook: team off {hook_off:.1f} ms, team on (in step) {hook_on:.1f} ms, "
-          f"ratio {hook_on / hook_off:.3f} (target ≤ {HOOK_TARGET})")
+    print(f"SessionStart's team file check {check_us['team file check']:.1f} µs vs its digest "
+          f"freshness check {check_us['digest freshness']:.1f} µs: {result['check_ratio']:.2f}× "
+          f"(target ≤ {CHECK_TARGET})")
+    print(f"SessionStart hook process: team off {hook_off:.1f} ms, team on (in step) "
+          f"{hook_on:.1f} ms, ratio {hook_on / hook_off:.3f} (noise on a shared machine: "
+          "the check above is what the file adds)")
     print(f"sync, in step: {medians['sync, in step'] / base:.2f}× export md "
           f"(target ≤ {SYNC_TARGET})")
     print("targets met" if ok else "TARGET MISSED")

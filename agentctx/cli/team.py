@@ -131,14 +131,17 @@ def _format_of(path: Path, given: str | None) -> str:
 
 
 def import_cmd(
-    path: Path = typer.Argument(Path(".agentctx/context.md"),
-                                help="Team file (.md) or backup (.json, .jsonl)."),
+    path: Path | None = typer.Argument(None, help="Team file (.md) or backup (.json, .jsonl); "
+                                       "default: this worktree's .agentctx/context.md."),
     fmt: str | None = typer.Option(None, "--format",
                                    help="md, json or jsonl (default: from the extension)."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
     """Read a team file (into the current project) or a backup (into the store)."""
+    if path is None:
+        with open_store() as db:
+            path = team.file_for(_project_here(db, project), os.getcwd())
     kind = _format_of(path, fmt)
     try:
         text = path.read_bytes().decode("utf-8")

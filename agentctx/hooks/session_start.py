@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from agentctx import digest
 from agentctx.hooks.context import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions, teamstate
+from agentctx.store.db import Store
 from agentctx.store.errors import StoreLocked
 from agentctx.store.ids import to_iso
 
@@ -54,21 +55,9 @@ def handle(ctx: HookContext) -> str | None:
 
 
 def _catch_up_team_file(ctx: HookContext, project_id: str, worktree: str) -> None:
-    """Worktrees catch up here: when the project keeps a team file and this worktree's file is
-    not what was last written (a pull, a merge, another worktree's writes), ``agentctx team sync``
-    runs in the background. The check is two reads and a ``stat``."""
-    db = ctx.store()
-    if not teamstate.is_enabled(db, project_id):
-        return
-    path = os.path.join(worktree, ".agentctx", "context.md")
-    state = teamstate.written(db, path)
-    try:
-        found = os.stat(path)
-    except OSError:
-        found = None
-    if (state is not None and found is not None and found.st_size == state.size
-            and found.st_mtime_ns == state.mtime_ns
-            and state.change_counter == db.change_counter()):
+    """Worktrees catch up here: when this worktree's team file is behind (see
+    :func:`team_file_stale`), ``agentctx team sync`` runs in the background."""
+    if not team_file_stale(ctx.store(), project_id, worktree):
         return
     try:
         from agentctx.background import spawn_detached
@@ -76,6 +65,22 @@ def _catch_up_team_file(ctx: HookContext, project_id: str, worktree: str) -> Non
         spawn_detached(["team", "sync", "--quiet", "--cwd", worktree], log_name="team.log")
     except OSError as exc:
         log_problem(ctx.event, ctx.session_id, f"team file sync not started: {describe(exc)}")
+
+
+def team_file_stale(db: Store, project_id: str, worktree: str) -> bool:
+    """Whether the project keeps a team file and this worktree's is not what was last written
+    (a pull, a merge, another worktree's writes). Two reads and a ``stat``."""
+    if not teamstate.is_enabled(db, project_id):
+        return False
+    path = os.path.join(worktree, ".agentctx", "context.md")
+    state = teamstate.written(db, path)
+    try:
+        found = os.stat(path)
+    except OSError:
+        return True
+    return not (state is not None and found.st_size == state.size
+                and found.st_mtime_ns == state.mtime_ns
+                and state.change_counter == db.change_counter())
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:

@@ -75,7 +75,8 @@ def test_import_reports_and_a_malformed_file_names_the_line(repo: Path, tmp_path
     assert run_cli("team", "on", cwd=repo).returncode == 0
     path = repo / ".agentctx" / "context.md"
     text = path.read_text(encoding="utf-8")
-    again = run_cli("import", "--json", cwd=repo)  # the default path, idempotent
+    (repo / "src").mkdir()
+    again = run_cli("import", "--json", cwd=repo / "src")  # the worktree's file, idempotent
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout)["changes"] == 0
     broken = tmp_path / "broken.md"
