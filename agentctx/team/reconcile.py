@@ -125,13 +125,12 @@ def plan(db: Store, project: Project, parsed: ParsedFile) -> Plan:
                        else "edited both here and in the file at the same revision")
                 result.conflicts.append(Conflict(block.id, block.title, revs[block.id],
                                                  block.revision, why + "; the local text was kept"))
-        successor = block.id
-        for past in reversed(block.history):
+        for past in block.history:
             if past.id in revs:
                 local_past = rec.get(db, past.id)
                 if local_past.current and not local_past.archived:
-                    result.supersede.append((past.id, successor, past.rationale))
-            successor = past.id
+                    # By the record now in force: the versions between are superseded already.
+                    result.supersede.append((past.id, block.id, past.rationale))
     return result
 
 

@@ -271,3 +271,20 @@ def test_a_write_keeps_the_file_of_its_own_worktree(alice: Store, repo: Path,
     assert team.status(alice, shop, repo).state == "behind"
     # A folder of no repository: the project's root is the one kept.
     assert team.file_for(shop, tmp_path) == team_file(repo)
+
+
+def test_two_supersessions_since_the_last_import_close_the_local_chain(
+        alice: Store, bob: Store, repo: Path) -> None:
+    shop = project_of(alice, repo)
+    first = add(alice, shop, "decision", "Python 3.10")
+    team.turn_on(alice, shop, repo)
+    bob_shop = project_of(bob, repo)
+    team.import_file(bob, bob_shop, team_file(repo))
+    second = records.supersede(alice, first, Draft(type="", title="Python 3.11"), "EOL").id
+    third = records.supersede(alice, second, Draft(type="", title="Python 3.12"), "speed").id
+    team.sync(alice, shop, repo)
+    report = team.import_file(bob, bob_shop, team_file(repo))
+    assert report.added == (third,) and report.superseded == (first,)
+    assert records.get(bob, first).superseded_by == third
+    assert records.get(bob, second).superseded_by == third and not records.get(bob, second).current
+    assert [r.title for r in records.list_records(bob, project_id=bob_shop.id)] == ["Python 3.12"]
