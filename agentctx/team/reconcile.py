@@ -50,8 +50,11 @@ def _history(db: Store, record: Record) -> tuple[PastVersion, ...]:
     if not teamstate.has_predecessor(db, record.id):
         return ()
     chain = rec.history(db, record.id)
-    past = [item for item in chain if item.superseded_at is not None and item.id != record.id
-            and item.superseded_by is not None]
+    # Ordered by dates, then id: the same in every store (recording times and row numbers are
+    # not, and two versions of one millisecond would otherwise swap places).
+    past = sorted((item for item in chain if item.superseded_at is not None
+                   and item.id != record.id and item.superseded_by is not None),
+                  key=lambda item: (item.valid_from, str(item.superseded_at), item.id))
     return tuple(PastVersion(item.id, item.title, item.valid_from, str(item.superseded_at),
                              rec.supersession_note(db, str(item.superseded_by), item.id))
                  for item in past)

@@ -43,7 +43,7 @@ def _key(block: Block) -> tuple[str, str, str]:
     return (block.type, block.title, block.id)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(blocks, max_size=8, unique_by=lambda b: b.id), one_line)
 def test_parse_reads_back_exactly_what_render_wrote(found: list[Block], name: str) -> None:
     rendered = render(name, found)
