@@ -188,7 +188,7 @@ def parse(text: str) -> ParsedFile:
             block, index = _parse_block(lines, index)
             found.append(block)
             continue
-        if "<!-- agentctx:" in line:
+        if line.startswith("<!-- agentctx:"):
             raise TeamFileError(index + 1, "a closing line without its opening "
                                 "'<!-- agentctx:record …' line")
         index += 1
