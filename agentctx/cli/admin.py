@@ -59,9 +59,15 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
 
 def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """What agentctx holds for this project and what it has cost: records, tokens, USD."""
+    from dataclasses import asdict
+
+    from agentctx import team
+
     with open_store() as db:
         current = current_project(db, project)
         data = _status_data(db, current)
+        state = team.status(db, current, os.getcwd())
+        data["team"] = asdict(state) if state.enabled else None
     if json_out:
         for key in ("merge_candidates", "prune_candidates"):
             data[key] = [item._asdict() for item in data[key]]
@@ -80,6 +86,8 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
          f"{total['archived']} archived")
     if counts:
         echo("         " + " · ".join(f"{t} {c['current']}" for t, c in sorted(counts.items())))
+    if data["team"]:
+        echo(f"team     {data['team']['state']}: {data['team']['path']}")
     prefs = data["global_preferences"]
     if prefs:
         echo(f"profile  {prefs.get('current', 0)} global preferences")

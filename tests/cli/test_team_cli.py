@@ -39,6 +39,8 @@ def test_team_on_keeps_the_file_after_every_cli_write(repo: Path) -> None:
     assert f"- `{first}` " in text and "because: too heavy" in text
     status = run_cli("team", "status", "--json", cwd=repo)
     assert status.returncode == 0 and json.loads(status.stdout)["state"] == "in step"
+    overview = run_cli("status", cwd=repo)
+    assert f"team     in step: {path}" in overview.stdout, overview.stdout
 
     with Store.open() as db:  # a write behind the CLI's back: the file is out of step
         project = proj.resolve(db, str(repo)).project
