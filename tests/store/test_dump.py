@@ -9,10 +9,20 @@ from pathlib import Path
 import pytest
 
 from agentctx import demo
-from agentctx.store import Store, dump, graph, ledger, records, search, teamstate, upkeep
+from agentctx.store import (
+    Store,
+    dump,
+    graph,
+    ledger,
+    records,
+    search,
+    sessions,
+    teamstate,
+    upkeep,
+)
 from agentctx.store.drift_state import dismiss
 from agentctx.store.errors import StoreError
-from agentctx.store.models import Draft
+from agentctx.store.models import RECORD_TYPES, Draft
 from agentctx.team import backupfile
 
 VOLATILE_META = {"changes"}
@@ -36,8 +46,15 @@ def _full_store(path: Path, folder: Path) -> tuple[Store, str]:
     decision = records.list_records(db, project_id=project_id, types=("decision",), limit=1)[0]
     dismiss(db, project_id, decision.id)
     teamstate.enable(db, project_id)
+    sessions.ensure(db, "sess-dump", project_id, cwd=str(folder))
+    sessions.add_receipt(db, session_id="sess-dump", project_id=project_id,
+                         event="UserPromptSubmit", record_ids=[kept.id], scores=[0.8], tokens=40,
+                         chars=140, prompt="why does the retry loop fail", matched=[["retry"]])
     db.meta_set("consolidate_last_run", json.dumps({"merged": 0}))
-    assert {t for t, _ in dump.dump(db)} >= {
+    rows = list(dump.dump(db))
+    assert {row["type"] for table, row in rows if table == "records"} == set(RECORD_TYPES)
+    assert any(table == "injections" and row["prompt"] for table, row in rows)  # receipts
+    assert {t for t, _ in rows} >= {
         "records", "records_archive", "edges", "record_entities", "nodes", "projects",
         "project_paths", "sessions", "session_seen", "injections", "edits", "llm_calls", "meta",
         "drift_dismissals", "team_projects"}
