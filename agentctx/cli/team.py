@@ -108,7 +108,8 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
         if not quiet:
             typer.echo(f"the team file is off for {project.name} ('agentctx team on')")
         return
-    if quiet and not result.problem:
+    conflicts = result.imported.conflicts if result.imported else ()
+    if quiet and not result.problem and not conflicts:
         return
     _say_sync(result)
 

@@ -214,6 +214,8 @@ def after_write(db: Store, project: Project,
                             problem=f"team file not updated: {exc}")
     if result.problem:
         _log(result.problem)
+    for conflict in result.imported.conflicts if result.imported else ():
+        _log(f"{result.path}: conflict on {conflict.id}: {conflict.reason}")
     return result
 
 
