@@ -58,6 +58,10 @@ def _register() -> None:
     sync.register(app)
     from agentctx.cli import team
     team.register(app)
+    from agentctx.cli import web
+    web.register(app)
+    from agentctx.cli import why
+    why.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

@@ -33,13 +33,14 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from agentctx import config
 from agentctx.store import projects as proj
 from agentctx.store import upkeep, vectors
 from agentctx.store.db import Store
+from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import to_iso
 from agentctx.store.models import GLOBAL_PROJECT
 
@@ -116,7 +117,7 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
 
     with exclusive(LOCK_NAME) as mine:
         if not mine:
-            return Report(started_at=to_iso(now or datetime.now(UTC)),
+            return Report(started_at=to_iso(now or clock_now()),
                           skipped="another consolidation is running")
         cfg = cfg or config.Config.load()
         if judge == "auto":
@@ -126,7 +127,7 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
         return _run(db, project_ids=project_ids, cfg=cfg, embeddings=embeddings, model=model,
                     judge=judge if callable(judge) else None, time_limit_s=time_limit_s,
                     batch_size=max(1, batch_size), progress=progress or (lambda _line: None),
-                    now=now or datetime.now(UTC))
+                    now=now or clock_now())
 
 
 def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, embeddings: bool,

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from agentctx import digest
 from agentctx.hooks.context import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions, teamstate
 from agentctx.store.db import Store
 from agentctx.store.errors import StoreLocked
+from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import to_iso
 
 EVENT = "SessionStart"
@@ -91,7 +92,7 @@ def _just_recorded(ctx: HookContext, source: str) -> bool:
     last = sessions.last_receipt(ctx.store(), ctx.session_id, EVENT, source)
     if last is None:
         return False
-    cutoff = to_iso(datetime.now(UTC) - timedelta(seconds=window))
+    cutoff = to_iso(clock_now() - timedelta(seconds=window))
     return last.created_at >= cutoff
 
 

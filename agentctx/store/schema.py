@@ -280,7 +280,14 @@ def m005_drift_dismissals(db: Database) -> None:
 
 
 @MIGRATIONS()
-def m006_team_file_state(db: Database) -> None:
+def m006_receipt_pointers(db: Database) -> None:
+    """Per-prompt receipts name the records shown as one-line pointers (a JSON list of ids, a
+    subset of ``record_ids``); the others were injected in full. Older receipts have none."""
+    db.execute("ALTER TABLE injections ADD COLUMN pointers TEXT NOT NULL DEFAULT '[]'")
+
+
+@MIGRATIONS()
+def m007_team_file_state(db: Database) -> None:
     """The team file (``.agentctx/context.md``): a revision per record that every edit of what the
     file shows bumps (an import compares it), the projects that opted in, and what was last
     written to each worktree's file (so a SessionStart can tell cheaply whether it is behind)."""
