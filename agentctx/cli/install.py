@@ -44,15 +44,26 @@ def init(
                                         help="Download the embedding model now."),
     yes: bool = YesOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
+    team_file: bool = typer.Option(False, "--team",
+                                   help="Also keep .agentctx/context.md for this folder's "
+                                        "project (a git repository)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
     from agentctx.install import apply_init, plan_init, preflight
 
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
+    if team_file:
+        from agentctx.team import worktree_of
+
+        if worktree_of(os.getcwd()) is None:
+            fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
+                 "changed")
     if download_model and no_embeddings:
         fail("--download-model and --no-embeddings contradict each other; pick one")
     if _plugin_registers(scope, dry_run, no_llm, no_embeddings):
+        if team_file and not dry_run:
+            _team_on()
         if download_model:
             _download_model()
         return
@@ -91,10 +102,24 @@ def init(
         if scope == "project":
             typer.echo("note: Claude Code asks once to approve the servers of a project's "
                        ".mcp.json in interactive sessions")
+    if team_file:
+        _team_on()
     if download_model:
         _download_model()
 
 
+def _team_on() -> None:
+    from agentctx import team
+    from agentctx.store import Store
+    from agentctx.store import projects as proj
+
+    with Store.open() as db:
+        project = proj.resolve(db, os.getcwd()).project
+        result = team.turn_on(db, project, os.getcwd())
+    typer.echo(f"team file on for {project.name}: {jf.display(Path(result.path))} "
+               "(merged with union in git)")
+    if result.problem:
+        typer.echo(f"note: {result.problem}")
 def _prepare_home(no_llm: bool, no_embeddings: bool) -> Path:
     """The home with its config (defaults, ready to edit) and the store, created or upgraded."""
     home = config.ensure_home()

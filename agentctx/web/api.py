@@ -325,7 +325,7 @@ def pin(ctx: Context, ref: str) -> Json:
     pinned = ctx.body.get("pinned")
     if not isinstance(pinned, bool):
         raise ApiError(400, "pinned must be true or false")
-    return {"record": record_json(rec.set_pinned(ctx.db, ref, pinned, actor=ACTOR))}
+    return {"record": record_json(_kept(ctx, rec.set_pinned(ctx.db, ref, pinned, actor=ACTOR)))}
 
 
 def edit(ctx: Context, ref: str) -> Json:
@@ -334,7 +334,8 @@ def edit(ctx: Context, ref: str) -> Json:
     body = _text(ctx.body, "body")
     if title is None and body is None:
         raise ApiError(400, "give a title or a body to change")
-    return {"record": record_json(rec.update(ctx.db, ref, title=title, body=body, actor=ACTOR))}
+    updated = rec.update(ctx.db, ref, title=title, body=body, actor=ACTOR)
+    return {"record": record_json(_kept(ctx, updated))}
 
 
 def supersede(ctx: Context, ref: str) -> Json:
@@ -349,7 +350,20 @@ def supersede(ctx: Context, ref: str) -> Json:
         type="", title=_text(ctx.body, "title") or "", body=body or "", source="cli",
         confidence="explicit")
     new = rec.supersede(ctx.db, ref, successor, rationale, actor=ACTOR)
-    return {"record": record_json(new)}
+    return {"record": record_json(_kept(ctx, new))}
+
+
+def _kept(ctx: Context, record: Record) -> Record:
+    """After a write: the team file at the project's root follows (projects that keep one;
+    never fails the request)."""
+    from agentctx import team
+
+    try:
+        project = projects.get(ctx.db, record.project_id)
+    except NotFound:  # the global profile
+        return record
+    team.after_write(ctx.db, project, None)
+    return record
 
 
 # ----------------------------------------------------------------------------- routing
