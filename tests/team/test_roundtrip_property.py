@@ -38,7 +38,9 @@ def _play(db: Store, plan: list[tuple[object, ...]]) -> None:
             records.add(db, draft, project_id=PROJECT.id)
         elif current and step[0] == "supersede":
             target = current[int(str(step[1])) % len(current)]
-            records.supersede(db, target, Draft(type="", title=str(step[2])), str(step[3]) or "x")
+            # a blank rationale is refused by the store (tested there); give one
+            why = str(step[3]).strip() or "x"
+            records.supersede(db, target, Draft(type="", title=str(step[2])), why)
         elif current and step[0] == "edit":
             records.update(db, current[int(str(step[1])) % len(current)], body=str(step[2]))
 
