@@ -129,6 +129,10 @@ KNOBS: dict[str, Knob] = {
         Knob("prune_after_days", "int", 60,
              "Days a record must stay under prune_score before it is listed for pruning.",
              minimum=1, maximum=36500),
+        # Terminal UI.
+        Knob("tui_poll_ms", "int", 1000,
+             "How often the TUI checks the store for new records and injections, milliseconds.",
+             minimum=100, maximum=60000),
         # Local web view.
         Knob("web_port", "int", 7327, "Port of the optional local web view (127.0.0.1 only).",
              minimum=1024, maximum=65535),
