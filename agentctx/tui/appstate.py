@@ -1,0 +1,63 @@
+"""What every pane shares: the one open store, the active project, the clock and the settings."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+
+from agentctx import config
+from agentctx.store import Store
+from agentctx.store import projects as proj
+from agentctx.store.models import GLOBAL_PROJECT, Project
+
+
+class AppState:
+    """The browser's state: one :class:`Store` (used on the app's thread only), the project the
+    panes show, a fixed clock for tests, and the configuration read once."""
+
+    def __init__(self, db: Store, home: Path, *, now: datetime | None = None,
+                 cfg: config.Config | None = None) -> None:
+        self.db = db
+        self.home = home
+        self.fixed_now = now
+        self.cfg = cfg or config.Config.load()
+        self.project: Project | None = None
+
+    @property
+    def db_path(self) -> Path:
+        """The store's file."""
+        return self.db.path
+
+    def now(self) -> datetime:
+        """The clock the panes use for "3d ago": fixed in tests, else the wall clock."""
+        return self.fixed_now or datetime.now(UTC)
+
+    def choose_default_project(self, ref: str | None, cwd: str) -> None:
+        """``ref`` (id, id prefix or name), else the project of ``cwd`` as the store knows it,
+        else the most recently active project. Raises the store's ``NotFound`` for a bad ref."""
+        if ref:
+            self.project = proj.get(self.db, ref)
+            return
+        self.project = proj.of_folder(self.db, cwd)
+        if self.project is None:
+            latest = [s.project for s in proj.list_all(self.db, limit=5)
+                      if s.project.id != GLOBAL_PROJECT]
+            self.project = latest[0] if latest else None
+
+    @contextmanager
+    def worker_store(self) -> Iterator[Store]:
+        """A second connection to the same store, for a worker thread (SQLite connections stay
+        on the thread that opened them)."""
+        db = Store.open(self.db_path, busy_timeout_ms=self.cfg.get_int("busy_timeout_ms"))
+        try:
+            yield db
+        finally:
+            db.close()
+
+    @property
+    def cwd(self) -> str:
+        """The folder the app was started in."""
+        return os.getcwd()

@@ -1,0 +1,386 @@
+"""Pane 2, Records: the active project's records, searched as you type, filtered, sorted, as of
+a date; ``enter`` opens the detail panel.
+
+The table is paged: it reads :data:`PAGE` rows and the next page when the cursor nears the end,
+so a 100K-record project opens as fast as a small one. Searches run in a worker thread on a
+connection of their own; while one runs, further keystrokes are coalesced into the next search,
+so stale searches never pile up and the table only ever shows the newest text's hits.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
+
+from agentctx.store import details as store_details
+from agentctx.store import records as rec
+from agentctx.store.hybrid import search_stored
+from agentctx.store.ids import parse_time
+from agentctx.store.models import Hit, Record
+from agentctx.store.search import Query
+from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.detail import DetailPanel
+from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.ask import AskScreen
+from agentctx.tui.widgets.filters import Filters, FilterScreen
+
+PAGE = 100
+SEARCH_LIMIT = 100
+ORDER_NAMES = tuple(rec.ORDERS)
+FIXED_WIDTH = 10 + 10 + 10 + 1 + 10 + 2 * 6 + 2  # every column but the title, with padding
+
+
+def check_date(text: str) -> str | None:
+    """Why ``text`` is not a date the store understands (``None`` when it is)."""
+    try:
+        parse_time(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+class RecordsPane(Pane):
+    """The active project's records."""
+
+    PANE_ID = "records"
+    PANE_NAME = "Records"
+    KEY = "2"
+    HELP_KEYS = (("/", "search as you type (the store's one search); escape leaves the field"),
+                 ("enter", "open the record's detail panel"),
+                 ("f", "filter by type, confidence, pinned, superseded"),
+                 ("a", "as of a date: what was in force then"),
+                 ("o", "sort: newest, oldest, title, type, confidence"),
+                 ("g", "include the global profile (developer preferences)"),
+                 ("c", "the record's supersession chain"), ("y", "copy the record's id"),
+                 ("escape", "close the detail panel"))
+    PALETTE = (PaletteAction("Search", "Search the records as you type", "search"),
+               PaletteAction("Filter", "Filter by type, confidence, pinned, superseded", "filter"),
+               PaletteAction("As of a date", "Show what was in force at a date", "as_of"),
+               PaletteAction("Sort", "Cycle the sort order", "sort"),
+               PaletteAction("Toggle global scope", "Include the global profile", "toggle_global"),
+               PaletteAction("Chain of the record", "Open the highlighted record's chain",
+                             "chain"),
+               PaletteAction("Copy record id", "Copy the highlighted record's id", "copy_id"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", priority=True),
+        Binding("slash", "search", "Search"),
+        Binding("f", "filter", "Filter"),
+        Binding("a", "as_of", "As of"),
+        Binding("o", "sort", "Sort"),
+        Binding("g", "toggle_global", "Global"),
+        Binding("c", "chain", "Chain", show=False),
+        Binding("y", "copy_id", "Copy id", show=False),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.filters = Filters()
+        self.as_of: str | None = None
+        self.order = "newest"
+        self.include_global = False
+        self.query_text = ""
+        self.search_mode = ""
+        self.total = 0
+        self.loaded = 0
+        self.records: dict[str, Record] = {}
+        self._searching = False
+        self._pending: str | None = None
+        self._shown_for: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield PaneTitle("Records", classes="pane-title")
+        yield Input(placeholder="/ search records (escape: back to the table)", id="search")
+        yield Static("", classes="empty", markup=False)
+        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+                                          id="records-table")
+        yield table
+        yield DetailPanel(id="detail")
+
+    def on_mount(self) -> None:
+        self.query_one(DetailPanel).display = False
+        self._columns()
+
+    def on_resize(self) -> None:
+        if self.records and self._title_width() != self._width:
+            self.reload()
+
+    def _title_width(self) -> int:
+        return max(16, (self.size.width or 80) - FIXED_WIDTH)
+
+    def _columns(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._width = self._title_width()
+        table.add_column("type", key="type", width=10)
+        table.add_column("title", key="title", width=self._width)
+        table.add_column("confidence", key="confidence", width=10)
+        table.add_column("valid from", key="valid", width=10)
+        table.add_column("p", key="pinned", width=1)
+        table.add_column("superseded", key="superseded", width=10)
+
+    # ------------------------------------------------------------------ reading
+
+    def _listing_args(self) -> dict[str, object]:
+        project = self.state.project
+        f = self.filters
+        return {"project_id": project.id if project else "", "types": f.types,
+                "confidences": f.confidences, "include_global": self.include_global,
+                "include_superseded": f.state == "all",
+                "superseded_only": f.state == "superseded", "pinned_only": f.pinned_only,
+                "as_of": self.as_of}
+
+    def reload(self) -> None:
+        """Read the listing (or run the search) again, keeping the cursor where it was."""
+        if self.query_text:
+            self._start_search(self.query_text)
+            return
+        table = self.query_one(DataTable)
+        keep = table.cursor_row
+        self._columns()
+        self.records = {}
+        self.loaded = 0
+        db = self.state.db
+        args = self._listing_args()
+        self.total = rec.count_records(db, **args)  # type: ignore[arg-type]
+        self._load_page()
+        while self.loaded <= keep < self.total and self.loaded < self.total:
+            self._load_page()
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1), animate=False)
+        self.search_mode = ""
+        self._update_title()
+
+    def _load_page(self) -> None:
+        rows = rec.list_records(self.state.db, **self._listing_args(),  # type: ignore[arg-type]
+                                order=self.order, limit=PAGE, offset=self.loaded)
+        self._add_rows(rows)
+        self.loaded += len(rows)
+
+    def _add_rows(self, rows: list[Record]) -> None:
+        table = self.query_one(DataTable)
+        for r in rows:
+            if r.id in self.records:
+                continue
+            self.records[r.id] = r
+            table.add_row(r.type, ellipsize(r.title, self._width), r.confidence,
+                          day(r.valid_from), "●" if r.pinned else "",
+                          day(r.superseded_at) if r.superseded_at else "", key=r.id)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not self.query_text and event.cursor_row >= self.loaded - 10 and \
+                self.loaded < self.total:
+            self._load_page()
+
+    def _update_title(self) -> None:
+        project = self.state.project
+        name = project.name if project else "no project"
+        parts = [f"Records · {name}"]
+        if self.query_text:
+            parts.append(f"{len(self.records)} hits for “{self.query_text}” ({self.search_mode})")
+        else:
+            parts.append(f"{self.total:,} shown" if self.total else "none")
+        if self.filters.describe():
+            parts.append(f"filter: {self.filters.describe()}")
+        if self.as_of:
+            parts.append(f"as of {self.as_of}")
+        if self.include_global:
+            parts.append("+global")
+        if not self.query_text:
+            parts.append(f"sort: {self.order}")
+        self.query_one(PaneTitle).set_text(" · ".join(parts))
+        empty = self.query_one(".empty", Static)
+        table_empty = not self.records
+        empty.display = table_empty
+        if project is None:
+            empty.update("No records yet — run `agentctx init`, then use Claude Code.")
+        elif self.query_text:
+            empty.update(f"No record matches “{self.query_text}”.")
+        elif self.filters != Filters() or self.as_of:
+            empty.update("No record matches these filters (f to change them, a for the date).")
+        else:
+            empty.update(f"No records in {name} yet — use Claude Code in it, or "
+                         "`agentctx add` one.")
+
+    # ------------------------------------------------------------------ search
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "search":
+            return
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            self.query_text = ""
+            self._pending = None
+            self.reload()
+            return
+        if self._searching:
+            self._pending = text
+        else:
+            self._start_search(text)
+
+    def _query(self, text: str) -> Query:
+        project = self.state.project
+        return Query(text=text, project_id=project.id if project else "",
+                     include_global=self.include_global, types=self.filters.types,
+                     include_superseded=self.filters.state != "current", as_of=self.as_of,
+                     limit=SEARCH_LIMIT, backend=self.state.cfg.get_str("search"))
+
+    def _start_search(self, text: str) -> None:
+        self._searching = True
+        self._pending = None
+        self.run_search(text, self._query(text))
+
+    @work(thread=True, exclusive=True, group="records-search")
+    def run_search(self, text: str, query: Query) -> None:
+        """Search on a connection of this thread; hand the hits to the app's thread."""
+        worker = get_current_worker()
+        try:
+            with self.state.worker_store() as db:
+                hits, mode = search_stored(db, query)
+        except Exception as exc:  # a locked or damaged store: say so in the title
+            hits, mode = [], f"search failed: {exc}"
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.show_hits, text, hits, mode)
+
+    def show_hits(self, text: str, hits: list[Hit], mode: str) -> None:
+        """Fill the table with a search's hits (unless a newer text is waiting)."""
+        self._searching = False
+        if self._pending is not None and self._pending != text:
+            self._start_search(self._pending)
+            return
+        current = self.query_one("#search", Input).value.strip()
+        if current != text:
+            if current:
+                self._start_search(current)
+            return
+        f = self.filters
+        kept = [h for h in hits if (not f.confidences or h.record.confidence in f.confidences)
+                and (not f.pinned_only or h.record.pinned)
+                and (f.state != "superseded" or not h.record.current)]
+        self.query_text = text
+        self.search_mode = mode.split(" ")[0]
+        table = self.query_one(DataTable)
+        table.clear()
+        self.records = {}
+        self._add_rows([h.record for h in kept])
+        self.loaded = self.total = len(self.records)
+        if table.row_count:
+            table.move_cursor(row=0, animate=False)
+        self._update_title()
+
+    # ------------------------------------------------------------------ actions
+
+    def highlighted(self) -> Record | None:
+        """The record under the cursor."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.records.get(key or "")
+
+    def action_search(self) -> None:
+        """Focus the search field."""
+        self.close_detail()
+        self.query_one("#search", Input).focus()
+
+    def action_open(self) -> None:
+        """``enter``: from the search field, go to the table; on the table, open the detail."""
+        if self.query_one("#search", Input).has_focus:
+            self.query_one(DataTable).focus()
+            return
+        if self.query_one(DetailPanel).display:
+            return
+        record = self.highlighted()
+        if record is None:
+            return
+        db = self.state.db
+        item = store_details.detail(db, record.id)
+        short = rec.short_ids(db, [record.id])[record.id]
+        panel = self.query_one(DetailPanel)
+        panel.show(item, short)
+        self.query_one(DataTable).display = False
+        panel.display = True
+        panel.focus()
+
+    def close_detail(self) -> None:
+        """Back from the detail panel to the table."""
+        panel = self.query_one(DetailPanel)
+        if panel.display:
+            panel.display = False
+            table = self.query_one(DataTable)
+            table.display = True
+            table.focus()
+
+    def on_detail_panel_closed(self, event: DetailPanel.Closed) -> None:
+        event.stop()
+        self.close_detail()
+
+    def on_detail_panel_chain_wanted(self, event: DetailPanel.ChainWanted) -> None:
+        event.stop()
+        from agentctx.tui.messages import ShowChain
+
+        self.post_message(ShowChain(event.record_id))
+
+    def focus_main(self) -> None:
+        panel = self.query_one(DetailPanel)
+        if panel.display:
+            panel.focus()
+        else:
+            self.query_one(DataTable).focus()
+
+    def action_filter(self) -> None:
+        """Open the filter form."""
+        def done(chosen: Filters | None) -> None:
+            if chosen is not None:
+                self.filters = chosen
+                self.reload()
+        self.app.push_screen(FilterScreen(self.filters), done)
+
+    def action_as_of(self) -> None:
+        """Ask for a date; the table then lists what was in force at it (empty: now)."""
+        def done(answer: str | None) -> None:
+            if answer is not None:
+                self.as_of = answer or None
+                self.reload()
+        self.app.push_screen(AskScreen("Show records as of (a date; empty for now):",
+                                       self.as_of or "", "2026-01-31 or 2026-01-31T09:00Z",
+                                       check_date), done)
+
+    def action_sort(self) -> None:
+        """Next sort order."""
+        self.order = ORDER_NAMES[(ORDER_NAMES.index(self.order) + 1) % len(ORDER_NAMES)]
+        if self.query_text:
+            self.notify("search hits are ranked by relevance; the sort applies to the listing",
+                        timeout=3)
+        self.reload()
+
+    def action_toggle_global(self) -> None:
+        """Include or leave out the global profile (developer preferences)."""
+        self.include_global = not self.include_global
+        self.reload()
+
+    def action_chain(self) -> None:
+        """Open the chains pane on the highlighted record's chain."""
+        record = self.highlighted()
+        if record is not None:
+            from agentctx.tui.messages import ShowChain
+
+            self.post_message(ShowChain(record.id))
+
+    def action_copy_id(self) -> None:
+        """Copy the highlighted record's id (OSC 52)."""
+        record = self.highlighted()
+        if record is not None:
+            self.app.copy_to_clipboard(record.id)
+            self.notify(f"copied {record.id}", timeout=2)
+
+    def store_changed(self) -> None:
+        """New records from hooks or extraction show without a restart (the listing, or the
+        search, is read again when the pane is on screen; otherwise on the next switch)."""
+        if self.is_active and not self.query_one(DetailPanel).display:
+            self.reload()
