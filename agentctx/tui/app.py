@@ -51,10 +51,11 @@ class TabBar(Static):
         self.active = PANES[1].PANE_ID
 
     def render(self) -> Text:
-        text = Text(no_wrap=True, overflow="ellipsis")
+        text = Text(" ", no_wrap=True, overflow="ellipsis")
         for pane in PANES:
-            label = f" {pane.KEY} {pane.PANE_NAME} "
-            text.append(label, style="reverse bold" if self.active == pane.PANE_ID else "")
+            text.append(f"{pane.KEY} {pane.PANE_NAME}",
+                        style="reverse bold" if self.active == pane.PANE_ID else "")
+            text.append(" ")
         return text
 
 
@@ -74,7 +75,7 @@ class AgentctxApp(App[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(pane.KEY, f"show_pane('{pane.PANE_ID}')", pane.PANE_NAME, show=False)
           for pane in PANES),
-        Binding("r", "refresh_pane", "Refresh"),
+        Binding("r", "refresh_pane", "Refresh", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
         Binding("escape", "leave", "Back", show=False),
@@ -104,7 +105,7 @@ class AgentctxApp(App[None]):
             for pane in PANES:
                 yield pane(id=pane.PANE_ID)
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         if self._state is None:

@@ -19,6 +19,7 @@ from agentctx.tui.cells import ago, ellipsize, minute, tokens
 from agentctx.tui.pane import Pane, PaneTitle
 
 KEEP = 300
+FIXED_WIDTH = 11 + 6 + 8 + 6 + 18 + 2 * 6 + 2  # every column but the records, with padding
 EVENT_NAMES = {"SessionStart": "start", "UserPromptSubmit": "prompt",
                "SubagentStart": "subagent", "PreCompact": "compact"}
 
@@ -60,11 +61,18 @@ class LivePane(Pane):
         yield PaneTitle("Live", classes="pane-title")
         yield Static("", classes="empty", markup=False)
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="live-table")
-        for name, key, width in (("when", "when", 16), ("event", "event", 7),
-                                 ("project", "project", 10), ("tokens", "tok", 6),
-                                 ("prompt", "prompt", 24), ("records (why)", "records", 60)):
-            table.add_column(name, key=key, width=width)
         yield table
+
+    def _columns(self) -> int:
+        """(Re)make the columns; the records column takes the width that is left."""
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        rest = max(20, (self.size.width or 80) - FIXED_WIDTH)
+        for name, key, width in (("when", "when", 11), ("event", "event", 6),
+                                 ("project", "project", 8), ("tokens", "tok", 6),
+                                 ("prompt", "prompt", 18), ("records (why)", "records", rest)):
+            table.add_column(name, key=key, width=width)
+        return rest
 
     def on_mount(self) -> None:
         db = self.state.db
@@ -82,12 +90,12 @@ class LivePane(Pane):
 
     def reload(self) -> None:
         table = self.query_one(DataTable)
-        table.clear()
+        rest = self._columns()
         for r in self.receipts:
-            table.add_row(minute(r.created_at), EVENT_NAMES.get(r.event, r.event),
-                          ellipsize(self.names.get(r.project_id, "?"), 10), tokens(r.tokens),
-                          ellipsize(r.prompt or "-", 24),
-                          ellipsize(records_cell(r, self.titles), 60), key=str(r.id))
+            table.add_row(minute(r.created_at)[5:], EVENT_NAMES.get(r.event, r.event),
+                          ellipsize(self.names.get(r.project_id, "?"), 8), tokens(r.tokens),
+                          ellipsize(r.prompt or "-", 18),
+                          ellipsize(records_cell(r, self.titles), rest), key=str(r.id))
         latest = self.receipts[0] if self.receipts else None
         seen = f"last {ago(latest.created_at, self.state.now())}" if latest else "none yet"
         self.query_one(PaneTitle).set_text(
@@ -97,6 +105,10 @@ class LivePane(Pane):
         empty.display = not self.receipts
         empty.update("Nothing injected yet. Start Claude Code in a project after "
                      "`agentctx init`: each injection shows here as it happens.")
+
+    def on_resize(self) -> None:
+        if self.is_active:
+            self.reload()
 
     def store_changed(self) -> None:
         """Read the receipts written since the last one seen (on screen or not)."""

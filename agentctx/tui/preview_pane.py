@@ -37,8 +37,8 @@ class PreviewPane(Pane):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self._running = False
-        self._pending: str | None = None
+        self._judging = False
+        self._next_prompt: str | None = None
         self.shown_for = ""
 
     def compose(self) -> ComposeResult:
@@ -82,8 +82,8 @@ class PreviewPane(Pane):
         if not text:
             self._show(None, "", judgement.Decision([], "", []))
             return
-        if self._running:
-            self._pending = text
+        if self._judging:
+            self._next_prompt = text
         else:
             self._start(text)
 
@@ -97,8 +97,8 @@ class PreviewPane(Pane):
             self._show(None, text, judgement.Decision([], "", []),
                        "no project yet — run `agentctx init`, then use Claude Code")
             return
-        self._running = True
-        self._pending = None
+        self._judging = True
+        self._next_prompt = None
         self.judge(project, text)
 
     @work(thread=True, exclusive=True, group="preview")
@@ -124,8 +124,8 @@ class PreviewPane(Pane):
 
     def _finished(self, project: Project, text: str, decision: judgement.Decision,
                   why: str) -> None:
-        self._running = False
-        pending, self._pending = self._pending, None
+        self._judging = False
+        pending, self._next_prompt = self._next_prompt, None
         if pending is not None and pending != text:
             self._start(pending)
             return

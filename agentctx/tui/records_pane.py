@@ -88,8 +88,8 @@ class RecordsPane(Pane):
         self.total = 0
         self.loaded = 0
         self.records: dict[str, Record] = {}
-        self._searching = False
-        self._pending: str | None = None
+        self._search_busy = False
+        self._next_search: str | None = None
         self._shown_for: tuple[object, ...] | None = None
 
     def compose(self) -> ComposeResult:
@@ -215,11 +215,11 @@ class RecordsPane(Pane):
         text = event.value.strip()
         if not text:
             self.query_text = ""
-            self._pending = None
+            self._next_search = None
             self.reload()
             return
-        if self._searching:
-            self._pending = text
+        if self._search_busy:
+            self._next_search = text
         else:
             self._start_search(text)
 
@@ -231,8 +231,8 @@ class RecordsPane(Pane):
                      limit=SEARCH_LIMIT, backend=self.state.cfg.get_str("search"))
 
     def _start_search(self, text: str) -> None:
-        self._searching = True
-        self._pending = None
+        self._search_busy = True
+        self._next_search = None
         self.run_search(text, self._query(text))
 
     @work(thread=True, exclusive=True, group="records-search")
@@ -249,9 +249,9 @@ class RecordsPane(Pane):
 
     def show_hits(self, text: str, hits: list[Hit], mode: str) -> None:
         """Fill the table with a search's hits (unless a newer text is waiting)."""
-        self._searching = False
-        if self._pending is not None and self._pending != text:
-            self._start_search(self._pending)
+        self._search_busy = False
+        if self._next_search is not None and self._next_search != text:
+            self._start_search(self._next_search)
             return
         current = self.query_one("#search", Input).value.strip()
         if current != text:

@@ -31,6 +31,9 @@ def item_rows(receipt: Receipt, titles: dict[str, str]) -> list[tuple[str, ...]]
     """A receipt as table rows: one per record injected (the first carries the tokens)."""
     rows: list[tuple[str, ...]] = []
     items: list[ReceiptItem | None] = list(receipt.items) or [None]
+    if receipt.event == "SessionStart":
+        return [(minute(receipt.created_at), "start", tokens(receipt.tokens), "",
+                 f"the digest: {len(receipt.record_ids)} records", "")]
     for index, item in enumerate(items):
         if item is None:
             record, why = "(nothing)", ""
@@ -75,10 +78,10 @@ class SessionsPane(Pane):
         yield Static("", id="per-project", markup=False)
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
                                           id="sessions-table")
-        for name, key, width in (("started", "started", 16), ("project", "project", 10),
-                                 ("worktree", "worktree", 14), ("start tok", "ss", 9),
-                                 ("prompt tok", "pt", 10), ("inj", "inj", 4),
-                                 ("extraction", "usd", 10)):
+        for name, key, width in (("started", "started", 16), ("project", "project", 8),
+                                 ("worktree", "worktree", 10), ("start", "ss", 7),
+                                 ("prompts", "pt", 7), ("inj", "inj", 3),
+                                 ("extract", "usd", 8)):
             table.add_column(name, key=key, width=width)
         yield table
         yield Static("", id="receipts-heading", markup=False)
@@ -107,8 +110,8 @@ class SessionsPane(Pane):
         table.clear()
         found = stats.session_summaries(db, scope, limit=PAGE)
         for s in found:
-            table.add_row(minute(s.started_at), ellipsize(names.get(s.project_id, "?"), 10),
-                          ellipsize(home_path(s.worktree or s.cwd or "-"), 14),
+            table.add_row(minute(s.started_at), ellipsize(names.get(s.project_id, "?"), 8),
+                          ellipsize(home_path(s.worktree or s.cwd or "-"), 10),
                           f"{tokens(s.session_start_tokens)}", f"{tokens(s.prompt_tokens)}",
                           str(s.session_start_injections + s.prompt_injections),
                           usd(s.extraction_usd), key=s.session_id)
@@ -123,8 +126,8 @@ class SessionsPane(Pane):
         self.query_one(Sparkline).data = series
         peak = max(days.values(), key=lambda d: d.tokens, default=None)
         self.query_one("#chart-caption", Static).update(
-            f"tokens/day, last {CHART_DAYS} days: {tokens(sum(series))}"
-            + (f" · peak {tokens(peak.tokens)} on {peak.day}" if peak else ""))
+            f"tokens per day, last {CHART_DAYS} days: {tokens(sum(series))} in all"
+            + (f"\npeak {tokens(peak.tokens)} on {peak.day}" if peak else ""))
         per_project = sorted(((s.tokens_injected, s.project.name) for s in proj.list_all(db)
                               if s.project.id != GLOBAL_PROJECT and s.tokens_injected),
                              reverse=True)
