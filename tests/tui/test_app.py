@@ -265,7 +265,8 @@ def test_choosing_a_project_sets_every_pane(demo_store: Demo, tmp_path: Path) ->
         await pilot.press("1")
         await settle(pilot)
         table = pilot.app.query_one("#projects-table", DataTable)
-        keys = [table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value for i in range(table.row_count)]
+        keys = [table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value
+                for i in range(table.row_count)]
         table.move_cursor(row=keys.index(other_id))
         await pilot.press("enter")
         await settle(pilot)
