@@ -69,7 +69,7 @@ def test_drift_pane_dismiss_undismiss_and_apply_with_confirmation(demo_store: De
         assert pane.found is not None and pane.found.candidates and pane.found.diff
         table = pilot.app.query_one("#drift-table", DataTable)
         first = pane.found.candidates[0].candidate
-        assert [str(c) for c in table.get_row_at(0)][0] == first.kind
+        assert str(table.get_row_at(0)[0]) == first.kind
         shown = pilot.app.query_one("#diff", Static).content
         assert isinstance(shown, Syntax) and shown.code == pane.found.diff
         assert "+<!-- agentctx:begin -->" in shown.code
