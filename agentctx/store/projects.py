@@ -62,9 +62,9 @@ def of_folder(db: Store, cwd: str) -> Project | None:
     while (parent := os.path.dirname(ancestors[-1])) != ancestors[-1]:
         ancestors.append(parent)
     marks = ",".join("?" * len(ancestors))
-    rows = db.rows(f"SELECT pp.path, p.id, p.name, p.root, p.remote, p.paused FROM project_paths pp "
-                   f"JOIN projects p ON p.id = pp.project_id WHERE pp.path IN ({marks})",
-                   ancestors)
+    rows = db.rows("SELECT pp.path, p.id, p.name, p.root, p.remote, p.paused "
+                   "FROM project_paths pp JOIN projects p ON p.id = pp.project_id "
+                   f"WHERE pp.path IN ({marks})", ancestors)
     rows += db.rows(f"SELECT root, id, name, root, remote, paused FROM projects "
                     f"WHERE root IN ({marks}) AND id != ?", [*ancestors, GLOBAL_PROJECT])
     if not rows:

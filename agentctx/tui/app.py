@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 from datetime import datetime
 from pathlib import Path, PurePath
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import ContentSwitcher, Footer, Static
@@ -23,24 +24,22 @@ from agentctx.store import Store, StoreError
 from agentctx.store import records as rec
 from agentctx.tui.appstate import AppState
 from agentctx.tui.cells import home_path, parse_now
-from agentctx.tui.chains_pane import ChainsPane
-from agentctx.tui.commands import AgentctxCommands
-from agentctx.tui.drift_pane import DriftPane
-from agentctx.tui.help import HelpScreen
-from agentctx.tui.live_pane import LivePane
 from agentctx.tui.messages import ProjectChosen, ShowChain
 from agentctx.tui.pane import Pane
-from agentctx.tui.preview_pane import PreviewPane
-from agentctx.tui.profile_pane import ProfilePane
-from agentctx.tui.projects_pane import ProjectsPane
-from agentctx.tui.records_pane import RecordsPane
-from agentctx.tui.sessions_pane import SessionsPane
-from agentctx.tui.widgets.problem import ProblemScreen
+from agentctx.tui.registry import FIRST, PANES, spec
+
+if TYPE_CHECKING:
+    from textual.command import Provider
 
 HERE = Path(__file__).resolve().parent
 NOW_ENV = "AGENTCTX_NOW"
-PANES: tuple[type[Pane], ...] = (ProjectsPane, RecordsPane, ChainsPane, ProfilePane,
-                                 SessionsPane, LivePane, DriftPane, PreviewPane)
+
+
+def _commands() -> type[Provider]:
+    """The palette's provider, imported when the palette first opens."""
+    from agentctx.tui.commands import AgentctxCommands
+
+    return AgentctxCommands
 
 
 class TabBar(Static):
@@ -48,13 +47,13 @@ class TabBar(Static):
 
     def __init__(self) -> None:
         super().__init__(id="tabbar")
-        self.active = PANES[1].PANE_ID
+        self.active = FIRST
 
     def render(self) -> Text:
         text = Text(" ", no_wrap=True, overflow="ellipsis")
         for pane in PANES:
-            text.append(f"{pane.KEY} {pane.PANE_NAME}",
-                        style="reverse bold" if self.active == pane.PANE_ID else "")
+            text.append(f"{pane.key} {pane.name}",
+                        style="reverse bold" if self.active == pane.pane_id else "")
             text.append(" ")
         return text
 
@@ -67,13 +66,11 @@ class AgentctxApp(App[None]):
     """agentctx's context browser."""
 
     TITLE = "agentctx"
-    CSS_PATH: ClassVar[list[str | PurePath]] = [
-        HERE / "agentctx.tcss", *(HERE / f"{pane.__module__.rsplit('.', 1)[-1]}.tcss"
-                                  for pane in PANES)]
-    COMMANDS = App.COMMANDS | {AgentctxCommands}
+    CSS_PATH: ClassVar[list[str | PurePath]] = [HERE / "agentctx.tcss"]
+    COMMANDS = App.COMMANDS | {_commands}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(pane.KEY, f"show_pane('{pane.PANE_ID}')", pane.PANE_NAME, show=False)
+        *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False)
           for pane in PANES),
         Binding("r", "refresh_pane", "Refresh", show=False),
         Binding("question_mark", "help", "Help"),
@@ -87,7 +84,7 @@ class AgentctxApp(App[None]):
         self._state = state
         self.problem = problem
         self.poll_ms = poll_ms
-        self.current_pane = PANES[1].PANE_ID
+        self.current_pane = FIRST
         self._data_version = -1
         self._backend = "…"
 
@@ -102,19 +99,25 @@ class AgentctxApp(App[None]):
             return
         yield TabBar()
         with ContentSwitcher(initial=self.current_pane, id="panes"):
-            for pane in PANES:
-                yield pane(id=pane.PANE_ID)
+            yield spec(FIRST).load()(id=FIRST)
         yield StatusLine(id="status")
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
         if self._state is None:
+            from agentctx.tui.widgets.problem import ProblemScreen
+
             self.push_screen(ProblemScreen(self.problem or "the store could not be opened"))
             return
         self._data_version = self.state.db.data_version()
-        self.show_pane(self.current_pane)
+        self._shown(self.pane(self.current_pane))
         self.set_interval(self.poll_ms / 1000, self.poll_store)
-        self.call_after_refresh(self._find_backend)
+        from agentctx.store.stats import has_embeddings
+
+        if not has_embeddings(self.state.db):
+            self._backend_found("none")  # no embeddings yet: nothing to load to know that
+        else:
+            self.call_after_refresh(self.find_backend)
 
     def on_unmount(self) -> None:
         if self._state is not None:
@@ -123,29 +126,36 @@ class AgentctxApp(App[None]):
     # ---------------------------------------------------------------- panes
 
     def pane(self, pane_id: str) -> Pane:
-        """The pane with this id."""
+        """The pane with this id (mounted: see :meth:`show_pane`)."""
         return self.query_one(f"#{pane_id}", Pane)
 
     @property
     def panes(self) -> list[Pane]:
-        """Every pane, in key order."""
-        return [self.pane(p.PANE_ID) for p in PANES]
+        """The panes shown so far (a pane is mounted when it is first shown)."""
+        return list(self.query_one("#panes", ContentSwitcher).query_children(Pane))
 
-    def show_pane(self, pane_id: str) -> None:
-        """Put a pane on screen, read it, and focus its main widget."""
+    async def show_pane(self, pane_id: str) -> Pane:
+        """Put a pane on screen (mounting it the first time), read it, focus its main widget."""
+        switcher = self.query_one("#panes", ContentSwitcher)
+        if not switcher.query_children(f"#{pane_id}"):
+            await switcher.mount(spec(pane_id).load()(id=pane_id))
         self.current_pane = pane_id
-        self.query_one("#panes", ContentSwitcher).current = pane_id
+        switcher.current = pane_id
         bar = self.query_one(TabBar)
         bar.active = pane_id
         bar.refresh()
         pane = self.pane(pane_id)
+        self._shown(pane)
+        return pane
+
+    def _shown(self, pane: Pane) -> None:
         pane.reload()
         pane.focus_main()
         self.update_status()
 
-    def action_show_pane(self, pane_id: str) -> None:
+    async def action_show_pane(self, pane_id: str) -> None:
         """Switch to a pane (keys 1-8)."""
-        self.show_pane(pane_id)
+        await self.show_pane(pane_id)
 
     def action_refresh_pane(self) -> None:
         """Read the pane on screen from the store again (``r``)."""
@@ -155,6 +165,8 @@ class AgentctxApp(App[None]):
 
     def action_help(self) -> None:
         """Open the help screen (``?``)."""
+        from agentctx.tui.help import HelpScreen
+
         self.push_screen(HelpScreen(self.pane(self.current_pane)))
 
     def action_leave(self) -> None:
@@ -170,9 +182,12 @@ class AgentctxApp(App[None]):
         self.update_status()
         self.notify(f"project: {self.state.project.name}", timeout=2)
 
-    def on_show_chain(self, message: ShowChain) -> None:
-        self.show_pane(ChainsPane.PANE_ID)
-        self.query_one(ChainsPane).show_chain_of(message.record_id)
+    async def on_show_chain(self, message: ShowChain) -> None:
+        from agentctx.tui.chains_pane import ChainsPane
+
+        pane = await self.show_pane(ChainsPane.PANE_ID)
+        assert isinstance(pane, ChainsPane)
+        pane.show_chain_of(message.record_id)
 
     # ---------------------------------------------------------------- store
 
@@ -194,13 +209,21 @@ class AgentctxApp(App[None]):
             pane.store_changed()
         self.update_status()
 
-    def _find_backend(self) -> None:
+    @work(thread=True, group="backend")
+    def find_backend(self) -> None:
+        """Which vector backend the store uses, for the status line (in a thread: it may load
+        sqlite-vec and numpy, which the first paint need not wait for)."""
         from agentctx.store import vectors
 
         try:
-            self._backend = vectors.backend(self.state.db)[0]
+            with self.state.worker_store() as db:
+                backend = vectors.backend(db)[0]
         except Exception:  # the status line is informative only
-            self._backend = "unknown"
+            backend = "unknown"
+        self.call_from_thread(self._backend_found, backend)
+
+    def _backend_found(self, backend: str) -> None:
+        self._backend = backend
         self.update_status()
 
     def update_status(self) -> None:

@@ -16,22 +16,23 @@ class AgentctxCommands(Provider):
     ``PALETTE`` (the pane is shown first, then the action runs on it)."""
 
     def _commands(self) -> list[tuple[str, str, object]]:
-        from agentctx.tui.app import PANES, AgentctxApp
+        from agentctx.tui.app import AgentctxApp
+        from agentctx.tui.registry import PANES
 
         app = self.app
         assert isinstance(app, AgentctxApp)
         found: list[tuple[str, str, object]] = []
-        for pane in PANES:
-            found.append((f"Go to {pane.PANE_NAME} ({pane.KEY})", f"Show the {pane.PANE_NAME} pane",
-                          partial(app.show_pane, pane.PANE_ID)))
+        for spec in PANES:
+            found.append((f"Go to {spec.name} ({spec.key})", f"Show the {spec.name} pane",
+                          partial(app.show_pane, spec.pane_id)))
         found += [("Refresh (r)", "Read the pane on screen from the store again",
                    app.action_refresh_pane),
                   ("Help (?)", "Every key of every pane", app.action_help),
                   ("Quit (q)", "Leave agentctx", app.exit)]
-        for pane in PANES:
-            for action in pane.PALETTE:
-                found.append((f"{pane.PANE_NAME}: {action.name}", action.help,
-                              partial(_run_on_pane, app, pane.PANE_ID, action.action)))
+        for spec in PANES:
+            for action in spec.load().PALETTE:
+                found.append((f"{spec.name}: {action.name}", action.help,
+                              partial(_run_on_pane, app, spec.pane_id, action.action)))
         return found
 
     async def discover(self) -> Hits:
@@ -48,5 +49,5 @@ class AgentctxCommands(Provider):
 
 
 async def _run_on_pane(app: AgentctxApp, pane_id: str, action: str) -> None:
-    app.show_pane(pane_id)
-    await app.run_action(action, app.pane(pane_id))
+    pane = await app.show_pane(pane_id)
+    await app.run_action(action, pane)

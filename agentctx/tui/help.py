@@ -33,11 +33,12 @@ def keys_of(pane: type[Pane] | Pane) -> list[tuple[str, str]]:
 
 def help_markdown(current: Pane) -> str:
     """The help text: global keys, then the pane on screen, then the others."""
-    from agentctx.tui.app import PANES
+    from agentctx.tui.registry import PANES
 
     lines = ["# agentctx keys", "", "| key | does |", "|---|---|"]
     lines += [f"| `{k}` | {d} |" for k, d in GLOBAL_KEYS]
-    ordered = [type(current), *(p for p in PANES if p is not type(current))]
+    classes = [spec.load() for spec in PANES]
+    ordered = [type(current), *(p for p in classes if p is not type(current))]
     for pane in ordered:
         keys = keys_of(pane)
         if not keys:

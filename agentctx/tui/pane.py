@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from rich.text import Text
@@ -42,7 +44,21 @@ class PaneTitle(Static):
 
 class Pane(Vertical):
     """One pane of the browser. Subclasses set ``PANE_ID``, ``PANE_NAME`` and ``KEY``, build
-    their widgets, and implement :meth:`reload` (read the store again)."""
+    their widgets, and implement :meth:`reload` (read the store again).
+
+    A pane's styles are the ``.tcss`` file beside its module, read when the class is defined,
+    so the App parses a pane's styles only once the pane is first shown.
+    """
+
+    SCOPED_CSS = False  # the .tcss rules name the pane themselves
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)  # type: ignore[arg-type]
+        module = sys.modules[cls.__module__].__file__
+        if module:
+            styles = Path(module).with_suffix(".tcss")
+            if styles.is_file():
+                cls.DEFAULT_CSS = styles.read_text(encoding="utf-8")
 
     PANE_ID: ClassVar[str] = ""
     PANE_NAME: ClassVar[str] = ""

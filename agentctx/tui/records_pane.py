@@ -9,25 +9,25 @@ so stale searches never pile up and the table only ever shows the newest text's 
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from agentctx.store import details as store_details
 from agentctx.store import records as rec
-from agentctx.store.hybrid import search_stored
 from agentctx.store.ids import parse_time
 from agentctx.store.models import Hit, Record
-from agentctx.store.search import Query
 from agentctx.tui.cells import day, ellipsize
-from agentctx.tui.detail import DetailPanel
+from agentctx.tui.listing import Filters
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
-from agentctx.tui.widgets.ask import AskScreen
-from agentctx.tui.widgets.filters import Filters, FilterScreen
+
+if TYPE_CHECKING:
+    from agentctx.store.search import Query
+    from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
 SEARCH_LIMIT = 100
@@ -99,11 +99,15 @@ class RecordsPane(Pane):
         table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
                                           id="records-table")
         yield table
-        yield DetailPanel(id="detail")
 
     def on_mount(self) -> None:
-        self.query_one(DetailPanel).display = False
         self._columns()
+
+    def detail_panel(self) -> DetailPanel | None:
+        """The detail panel when it is open (it is mounted on first use)."""
+        found = self.query("#detail")
+        panel = found.first() if found else None
+        return panel if panel is not None and panel.display else None  # type: ignore[return-value]
 
     def on_resize(self) -> None:
         if self.records and self._title_width() != self._width:
@@ -224,6 +228,8 @@ class RecordsPane(Pane):
             self._start_search(text)
 
     def _query(self, text: str) -> Query:
+        from agentctx.store.search import Query
+
         project = self.state.project
         return Query(text=text, project_id=project.id if project else "",
                      include_global=self.include_global, types=self.filters.types,
@@ -238,6 +244,8 @@ class RecordsPane(Pane):
     @work(thread=True, exclusive=True, group="records-search")
     def run_search(self, text: str, query: Query) -> None:
         """Search on a connection of this thread; hand the hits to the app's thread."""
+        from agentctx.store.hybrid import search_stored
+
         worker = get_current_worker()
         try:
             with self.state.worker_store() as db:
@@ -288,19 +296,24 @@ class RecordsPane(Pane):
         self.close_detail()
         self.query_one("#search", Input).focus()
 
-    def action_open(self) -> None:
+    async def action_open(self) -> None:
         """``enter``: from the search field, go to the table; on the table, open the detail."""
         if self.query_one("#search", Input).has_focus:
             self.query_one(DataTable).focus()
             return
-        if self.query_one(DetailPanel).display:
+        if self.detail_panel() is not None:
             return
         record = self.highlighted()
         if record is None:
             return
+        from agentctx.store import details as store_details
+        from agentctx.tui.detail import DetailPanel
+
         db = self.state.db
         item = store_details.detail(db, record.id)
         short = rec.short_ids(db, [record.id])[record.id]
+        if not self.query(DetailPanel):
+            await self.mount(DetailPanel(id="detail"))
         panel = self.query_one(DetailPanel)
         panel.show(item, short)
         self.query_one(DataTable).display = False
@@ -309,32 +322,37 @@ class RecordsPane(Pane):
 
     def close_detail(self) -> None:
         """Back from the detail panel to the table."""
-        panel = self.query_one(DetailPanel)
-        if panel.display:
+        panel = self.detail_panel()
+        if panel is not None:
             panel.display = False
             table = self.query_one(DataTable)
             table.display = True
             table.focus()
 
-    def on_detail_panel_closed(self, event: DetailPanel.Closed) -> None:
+    def on_detail_panel_closed(self, event: Message) -> None:
         event.stop()
         self.close_detail()
 
-    def on_detail_panel_chain_wanted(self, event: DetailPanel.ChainWanted) -> None:
+    def on_detail_panel_chain_wanted(self, event: Message) -> None:
         event.stop()
+        from agentctx.tui.detail import DetailPanel
+
+        assert isinstance(event, DetailPanel.ChainWanted)
         from agentctx.tui.messages import ShowChain
 
         self.post_message(ShowChain(event.record_id))
 
     def focus_main(self) -> None:
-        panel = self.query_one(DetailPanel)
-        if panel.display:
+        panel = self.detail_panel()
+        if panel is not None:
             panel.focus()
         else:
             self.query_one(DataTable).focus()
 
     def action_filter(self) -> None:
         """Open the filter form."""
+        from agentctx.tui.widgets.filters import FilterScreen
+
         def done(chosen: Filters | None) -> None:
             if chosen is not None:
                 self.filters = chosen
@@ -343,6 +361,8 @@ class RecordsPane(Pane):
 
     def action_as_of(self) -> None:
         """Ask for a date; the table then lists what was in force at it (empty: now)."""
+        from agentctx.tui.widgets.ask import AskScreen
+
         def done(answer: str | None) -> None:
             if answer is not None:
                 self.as_of = answer or None
@@ -382,5 +402,5 @@ class RecordsPane(Pane):
     def store_changed(self) -> None:
         """New records from hooks or extraction show without a restart (the listing, or the
         search, is read again when the pane is on screen; otherwise on the next switch)."""
-        if self.is_active and not self.query_one(DetailPanel).display:
+        if self.is_active and self.detail_panel() is None:
             self.reload()

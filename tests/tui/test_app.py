@@ -17,11 +17,13 @@ from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec
 from agentctx.store.models import Draft
-from agentctx.tui.app import PANES, AgentctxApp, StatusLine, make_app
+from agentctx.tui.app import AgentctxApp, StatusLine, make_app
 from agentctx.tui.chains_pane import ChainsPane
 from agentctx.tui.detail import DetailPanel
+from agentctx.tui.help import HelpScreen
 from agentctx.tui.pane import PaneTitle
 from agentctx.tui.records_pane import RecordsPane
+from agentctx.tui.registry import PANES
 from agentctx.tui.widgets.problem import ProblemScreen
 from tests.conftest import run_cli
 from tests.tui.conftest import NOW, Demo, app_on, run, settle
@@ -43,13 +45,20 @@ def rows(table: DataTable[str]) -> list[list[str]]:
 
 def test_number_keys_reach_every_pane(demo_store: Demo) -> None:
     async def steps(pilot: Pilot[None]) -> None:
-        for pane in PANES:
-            await pilot.press(pane.KEY)
+        for spec in PANES:
+            await pilot.press(spec.key)
             await settle(pilot)
-            assert current(pilot) == pane.PANE_ID
-            assert title_of(pilot, pane.PANE_ID).startswith(pane.PANE_NAME)
-            assert pilot.app.query_one(f"#{pane.PANE_ID}").display
+            assert current(pilot) == spec.pane_id
+            assert title_of(pilot, spec.pane_id).startswith(spec.name)
+            assert pilot.app.query_one(f"#{spec.pane_id}").display
     run(app_on(demo_store), steps)
+
+
+def test_the_pane_registry_agrees_with_the_pane_classes() -> None:
+    for spec in PANES:
+        cls = spec.load()
+        assert (spec.pane_id, spec.name, spec.key) == (cls.PANE_ID, cls.PANE_NAME, cls.KEY)
+        assert (Path(__file__).parents[2] / "agentctx" / "tui" / f"{spec.module}.tcss").is_file()
 
 
 def test_the_palette_reaches_a_pane_and_a_pane_action(demo_store: Demo) -> None:
@@ -283,10 +292,11 @@ def test_help_lists_the_keys(demo_store: Demo) -> None:
         await pilot.press("question_mark")
         await pilot.pause()
         text = pilot.app.screen.query_one(Markdown).source
+        assert isinstance(pilot.app.screen, HelpScreen)
         assert "search as you type" in text and "ctrl+p" in text and "## 7 Drift" in text
         await pilot.press("escape")
         await pilot.pause()
-        assert pilot.app.screen.query(Markdown).first().id != "help"
+        assert not isinstance(pilot.app.screen, HelpScreen)
     run(app_on(demo_store), steps)
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from textual.pilot import Pilot
 
-from agentctx.tui.app import PANES
+from agentctx.tui.registry import PANES
 from tests.tui.conftest import Demo, app_on, settle
 
 SIZES = {"80x24": (80, 24), "120x40": (120, 40)}
@@ -20,10 +20,10 @@ SnapCompare = Callable[..., bool]
 
 
 @pytest.mark.parametrize("size", list(SIZES))
-@pytest.mark.parametrize("pane", [p.PANE_ID for p in PANES])
+@pytest.mark.parametrize("pane", [p.pane_id for p in PANES])
 def test_pane(pane: str, size: str, demo_store: Demo, snap_compare: SnapCompare) -> None:
     """Each pane as it first shows on the demo store."""
-    key = next(p.KEY for p in PANES if p.PANE_ID == pane)
+    key = next(p.key for p in PANES if p.pane_id == pane)
 
     async def show(pilot: Pilot[None]) -> None:
         await settle(pilot)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, NamedTuple
+from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -11,30 +11,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, RadioButton, RadioSet, SelectionList, Static
 
 from agentctx.store.models import CONFIDENCES, RECORD_TYPES
-
-STATES = ("current", "all", "superseded")
-
-
-class Filters(NamedTuple):
-    """What the records table lists: empty tuples mean every type / confidence."""
-
-    types: tuple[str, ...] = ()
-    confidences: tuple[str, ...] = ()
-    pinned_only: bool = False
-    state: str = "current"  # current | all | superseded
-
-    def describe(self) -> str:
-        """A short summary for the pane's title ("" when nothing is filtered)."""
-        parts = []
-        if self.types:
-            parts.append("+".join(self.types))
-        if self.confidences:
-            parts.append("+".join(self.confidences))
-        if self.pinned_only:
-            parts.append("pinned")
-        if self.state != "current":
-            parts.append(f"{self.state}")
-        return ", ".join(parts)
+from agentctx.tui.listing import STATES, Filters
 
 
 class FilterScreen(ModalScreen[Filters | None]):
