@@ -7,12 +7,14 @@ the developer's store or configuration), with its output shown as it comes:
 * ``bench/bench_mcp.py`` — ``ctx_search`` against a bare FTS5 query;
 * ``bench/bench_consolidate.py`` — consolidation against the model's encode alone;
 * ``bench/bench_retrieval.py`` — retrieval quality and latency (coding-memory, LongMemEval_S);
-* ``bench/bench_drift.py`` — CLAUDE.md drift: quality on labelled fixtures, scan speed.
+* ``bench/bench_drift.py`` — CLAUDE.md drift: quality on labelled fixtures, scan speed;
+* ``bench/bench_tui.py`` — the TUI's open and keystroke-to-table times against a bare Textual
+  App and one store search.
 
 A benchmark file that does not exist is reported as missing and skipped. At the end a summary
 lists each benchmark's outcome and time; the exit code is non-zero when any benchmark failed.
 
-Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift]``
+Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,tui]``
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ BENCHMARKS = (
     ("consolidation", "bench_consolidate.py"),
     ("retrieval", "bench_retrieval.py"),
     ("drift", "bench_drift.py"),
+    ("tui", "bench_tui.py"),
 )
 
 
