@@ -119,6 +119,10 @@ class AgentctxApp(App[None]):
         else:
             self.call_after_refresh(self.find_backend)
 
+    def on_resize(self) -> None:
+        if self._state is not None:
+            self.update_status()
+
     def on_unmount(self) -> None:
         if self._state is not None:
             self._state.db.close()
@@ -235,9 +239,14 @@ class AgentctxApp(App[None]):
         else:
             count = rec.count_records(state.db, project_id=project.id)
             where = f"{project.name} · {count:,} records"
-        self.query_one(StatusLine).update(
-            Text(f" {where} · {home_path(state.db_path)} · vectors: {self._backend}",
-                 no_wrap=True, overflow="ellipsis"))
+        tail = f" · vectors: {self._backend}"
+        head = f" {where} · "
+        room = (self.size.width or 80) - len(head) - len(tail)
+        path = home_path(state.db_path)
+        if len(path) > room:  # keep the file's name and the end of its folder
+            path = "…" + path[len(path) - max(8, room - 1):]
+        self.query_one(StatusLine).update(Text(head + path + tail, no_wrap=True,
+                                               overflow="ellipsis"))
 
 
 def make_app(*, home: Path | None = None, project: str | None = None, now: datetime | None = None,

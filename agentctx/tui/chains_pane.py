@@ -119,7 +119,7 @@ class ChainsPane(Pane):
         """Show only the chain through ``record_id``, expanded."""
         self.focus_id = record_id
         self.reload()
-        self.query_one(Tree).focus()
+        self.screen.set_focus(self.query_one(Tree))
 
     def action_all_chains(self) -> None:
         """Back to every chain of the project."""

@@ -104,5 +104,5 @@ class Pane(Vertical):
         """Focus the pane's main widget (its table or tree)."""
         for widget in self.query("DataTable, Tree, Input").results():
             if widget.display and widget.focusable:
-                widget.focus()
+                self.screen.set_focus(widget)
                 return

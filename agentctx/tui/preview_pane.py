@@ -70,11 +70,11 @@ class PreviewPane(Pane):
             self._show(None, "", judgement.Decision([], "", []))
 
     def focus_main(self) -> None:
-        self.query_one(Input).focus()
+        self.screen.set_focus(self.query_one(Input))
 
     def action_type(self) -> None:
         """Focus the prompt field."""
-        self.query_one(Input).focus()
+        self.screen.set_focus(self.query_one(Input))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         event.stop()
@@ -89,7 +89,7 @@ class PreviewPane(Pane):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.query_one(DataTable).focus()
+        self.screen.set_focus(self.query_one(DataTable))
 
     def _start(self, text: str) -> None:
         project = self.state.project

@@ -103,6 +103,13 @@ class RecordsPane(Pane):
     def on_mount(self) -> None:
         self._columns()
 
+    TABLE_ACTIONS = frozenset({"filter", "as_of", "sort", "toggle_global", "open", "chain",
+                               "copy_id"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the detail panel is open its own keys show in the footer, not the table's."""
+        return action not in self.TABLE_ACTIONS or self.detail_panel() is None
+
     def detail_panel(self) -> DetailPanel | None:
         """The detail panel when it is open (it is mounted on first use)."""
         found = self.query("#detail")
@@ -294,14 +301,12 @@ class RecordsPane(Pane):
     def action_search(self) -> None:
         """Focus the search field."""
         self.close_detail()
-        self.query_one("#search", Input).focus()
+        self.screen.set_focus(self.query_one("#search", Input))
 
     async def action_open(self) -> None:
         """``enter``: from the search field, go to the table; on the table, open the detail."""
         if self.query_one("#search", Input).has_focus:
-            self.query_one(DataTable).focus()
-            return
-        if self.detail_panel() is not None:
+            self.screen.set_focus(self.query_one(DataTable))
             return
         record = self.highlighted()
         if record is None:
@@ -318,16 +323,18 @@ class RecordsPane(Pane):
         panel.show(item, short)
         self.query_one(DataTable).display = False
         panel.display = True
-        panel.focus()
+        self.refresh_bindings()
+        self.screen.set_focus(panel)
 
     def close_detail(self) -> None:
         """Back from the detail panel to the table."""
         panel = self.detail_panel()
         if panel is not None:
             panel.display = False
+            self.refresh_bindings()
             table = self.query_one(DataTable)
             table.display = True
-            table.focus()
+            self.screen.set_focus(table)
 
     def on_detail_panel_closed(self, event: Message) -> None:
         event.stop()
@@ -345,9 +352,9 @@ class RecordsPane(Pane):
     def focus_main(self) -> None:
         panel = self.detail_panel()
         if panel is not None:
-            panel.focus()
+            self.screen.set_focus(panel)
         else:
-            self.query_one(DataTable).focus()
+            self.screen.set_focus(self.query_one(DataTable))
 
     def action_filter(self) -> None:
         """Open the filter form."""

@@ -171,7 +171,7 @@ class SessionsPane(Pane):
                        "escape: close")
         heading.display = True
         receipts.display = True
-        receipts.focus()
+        self.screen.set_focus(receipts)
 
     def action_close_receipts(self) -> None:
         """Hide the receipts, back to the sessions."""
@@ -179,7 +179,7 @@ class SessionsPane(Pane):
         if receipts.display:
             receipts.display = False
             self.query_one("#receipts-heading").display = False
-            self.query_one("#sessions-table").focus()
+            self.screen.set_focus(self.query_one("#sessions-table"))
         else:
             self.focus_main()
 
