@@ -9,6 +9,8 @@ one :class:`~agentctx.store.Store` connection (through :class:`AppState`), polls
 from __future__ import annotations
 
 import os
+import sqlite3
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path, PurePath
 from typing import TYPE_CHECKING, ClassVar
@@ -153,9 +155,17 @@ class AgentctxApp(App[None]):
         return pane
 
     def _shown(self, pane: Pane) -> None:
-        pane.reload()
+        self.guarded(pane.reload)
         pane.focus_main()
-        self.update_status()
+        self.guarded(self.update_status)
+
+    def guarded(self, read: Callable[[], None]) -> None:
+        """Run a read of the store; a locked or damaged store becomes a notification, never a
+        traceback (the app stays up and ``r`` tries again)."""
+        try:
+            read()
+        except (StoreError, sqlite3.Error, OSError) as exc:
+            self.notify(f"cannot read the store: {exc}", severity="error", timeout=6)
 
     async def action_show_pane(self, pane_id: str) -> None:
         """Switch to a pane (keys 1-8)."""
@@ -163,8 +173,8 @@ class AgentctxApp(App[None]):
 
     def action_refresh_pane(self) -> None:
         """Read the pane on screen from the store again (``r``)."""
-        self.pane(self.current_pane).reload()
-        self.update_status()
+        self.guarded(self.pane(self.current_pane).reload)
+        self.guarded(self.update_status)
         self.notify("refreshed", timeout=1.5)
 
     def action_help(self) -> None:
@@ -182,8 +192,8 @@ class AgentctxApp(App[None]):
 
         self.state.project = proj.get(self.state.db, message.project_id)
         for pane in self.panes:
-            pane.project_changed()
-        self.update_status()
+            self.guarded(pane.project_changed)
+        self.guarded(self.update_status)
         self.notify(f"project: {self.state.project.name}", timeout=2)
 
     async def on_show_chain(self, message: ShowChain) -> None:
@@ -200,18 +210,15 @@ class AgentctxApp(App[None]):
         process committed since the last look."""
         try:
             version = self.state.db.data_version()
-        except StoreError as exc:
-            self.notify(str(exc), severity="error")
-            return
-        except Exception as exc:  # a locked or damaged file: say so, keep the app up
+        except sqlite3.Error as exc:
             self.notify(f"cannot read the store: {exc}", severity="error")
             return
         if version == self._data_version:
             return
         self._data_version = version
         for pane in self.panes:
-            pane.store_changed()
-        self.update_status()
+            self.guarded(pane.store_changed)
+        self.guarded(self.update_status)
 
     @work(thread=True, group="backend")
     def find_backend(self) -> None:

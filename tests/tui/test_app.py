@@ -339,3 +339,20 @@ def test_tui_without_a_terminal_is_one_clear_line() -> None:
     assert result.returncode == 1
     assert result.stderr.strip() == ("agentctx: agentctx tui needs a terminal (stdin and "
                                      "stdout); try 'agentctx status'")
+
+
+def test_a_store_damaged_while_open_is_a_notification_not_a_crash(demo_store: Demo) -> None:
+    app = app_on(demo_store)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        path = demo_store.home / "agentctx.db"
+        with Store.open(path) as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = path.stat().st_size
+        path.write_bytes(b"\x00garbage" * (size // 8))
+        await pilot.press("1")  # a pane not read yet: its first read meets the damage
+        await pilot.pause()
+        messages = [n.message for n in pilot.app._notifications]
+        assert any(m.startswith("cannot read the store") for m in messages), messages
+        assert pilot.app.is_running
+    run(app, steps)
