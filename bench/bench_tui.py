@@ -101,7 +101,7 @@ def _queries(db_path: Path, project_id: str, count: int) -> list[str]:
     rng = random.Random(7)
     with Store.open(db_path) as db:
         titles = [r.title for r in rec.list_records(db, project_id=project_id, limit=2000)]
-    picked = []
+    picked: list[str] = []
     while len(picked) < count:
         words = [w for w in rng.choice(titles).lower().split() if w.isalpha() and len(w) > 3]
         if len(words) >= 2:
@@ -111,6 +111,8 @@ def _queries(db_path: Path, project_id: str, count: int) -> list[str]:
 
 def bench_keys(home: Path, project_id: str, count: int) -> tuple[list[float], list[float]]:
     """Keystroke-to-table times in one app, and one store search on the same text each."""
+    from textual.widgets import Input
+
     from agentctx.store import Store
     from agentctx.store.hybrid import search_stored
     from agentctx.store.search import Query
@@ -133,20 +135,21 @@ def bench_keys(home: Path, project_id: str, count: int) -> tuple[list[float], li
                 if pane.query_text == text:
                     shown.setdefault(text, time.perf_counter())
             pane.show_hits = timed  # type: ignore[method-assign]
-            search_input = app.query_one("#search")
+            search_input = app.query_one("#search", Input)
+            await pilot.press("slash")
             with Store.open(home / "agentctx.db") as db:
                 for text in queries:
-                    search_input.value = ""  # type: ignore[attr-defined]
+                    search_input.value = text[:-1]
+                    search_input.action_end()
                     await pilot.pause()
-                    await app.workers.wait_for_complete()
-                    search_input.focus()
-                    search_input.value = text[:-1]  # type: ignore[attr-defined]
                     await app.workers.wait_for_complete()
                     await pilot.pause()
                     shown.clear()
                     start = time.perf_counter()
                     await pilot.press(text[-1])
                     while text not in shown:
+                        if time.perf_counter() - start > 30:
+                            raise RuntimeError(f"the table never showed {text!r}")
                         await asyncio.sleep(0.0005)
                     keys.append(shown[text] - start)
                     begin = time.perf_counter()

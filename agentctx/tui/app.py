@@ -23,7 +23,6 @@ from textual.widgets import ContentSwitcher, Footer, Static
 
 from agentctx import config
 from agentctx.store import Store, StoreError
-from agentctx.store import records as rec
 from agentctx.tui.appstate import AppState
 from agentctx.tui.cells import home_path, parse_now
 from agentctx.tui.messages import ProjectChosen, ShowChain
@@ -157,7 +156,7 @@ class AgentctxApp(App[None]):
     def _shown(self, pane: Pane) -> None:
         self.guarded(pane.reload)
         pane.focus_main()
-        self.guarded(self.update_status)
+        self.call_after_refresh(self.guarded, self.update_status)
 
     def guarded(self, read: Callable[[], None]) -> None:
         """Run a read of the store; a locked or damaged store becomes a notification, never a
@@ -244,8 +243,7 @@ class AgentctxApp(App[None]):
         if project is None:
             where = "no project yet"
         else:
-            count = rec.count_records(state.db, project_id=project.id)
-            where = f"{project.name} · {count:,} records"
+            where = f"{project.name} · {state.current_count():,} records"
         tail = f" · vectors: {self._backend}"
         head = f" {where} · "
         room = (self.size.width or 80) - len(head) - len(tail)

@@ -11,6 +11,7 @@ from pathlib import Path
 from agentctx import config
 from agentctx.store import Store
 from agentctx.store import projects as proj
+from agentctx.store import records as rec
 from agentctx.store.models import GLOBAL_PROJECT, Project
 
 
@@ -25,6 +26,7 @@ class AppState:
         self.fixed_now = now
         self.cfg = cfg or config.Config.load()
         self.project: Project | None = None
+        self._counts: dict[str, tuple[tuple[int, int], int]] = {}
 
     @property
     def db_path(self) -> Path:
@@ -46,6 +48,18 @@ class AppState:
             latest = [s.project for s in proj.list_all(self.db, limit=5)
                       if s.project.id != GLOBAL_PROJECT]
             self.project = latest[0] if latest else None
+
+    def current_count(self) -> int:
+        """The active project's current records, counted once per change of the store (another
+        process's commit or a write of this app)."""
+        if self.project is None:
+            return 0
+        mark = (self.db.data_version(), self.db.change_counter())
+        cached = self._counts.get(self.project.id)
+        if cached is None or cached[0] != mark:
+            cached = (mark, rec.count_records(self.db, project_id=self.project.id))
+            self._counts[self.project.id] = cached
+        return cached[1]
 
     @contextmanager
     def worker_store(self) -> Iterator[Store]:

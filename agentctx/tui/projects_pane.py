@@ -55,9 +55,7 @@ class ProjectsPane(Pane):
         active = state.project.id if state.project else None
         now = state.now()
         for s in summaries:
-            last = max(filter(None, (s.last_session, s.last_seen)), default=None)
-            if s.last_session:
-                last = s.last_session
+            last = s.last_session or s.last_seen  # a session's start, else the last hook seen
             table.add_row("●" if s.project.id == active else "",
                           ellipsize(s.project.name, 16), f"{s.records:,}",
                           ellipsize(by_type(s.by_type), 26), ago(last, now),

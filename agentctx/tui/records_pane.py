@@ -86,6 +86,7 @@ class RecordsPane(Pane):
         self.query_text = ""
         self.search_mode = ""
         self.total = 0
+        self._more = False
         self.loaded = 0
         self.records: dict[str, Record] = {}
         self._search_busy = False
@@ -155,22 +156,40 @@ class RecordsPane(Pane):
         self._columns()
         self.records = {}
         self.loaded = 0
-        db = self.state.db
-        args = self._listing_args()
-        self.total = rec.count_records(db, **args)  # type: ignore[arg-type]
+        self.total = -1  # counted after the first page is on screen
+        self._more = True
         self._load_page()
-        while self.loaded <= keep < self.total and self.loaded < self.total:
+        while self.loaded <= keep and self._more:
             self._load_page()
         if table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1), animate=False)
         self.search_mode = ""
         self._update_title()
+        self.call_after_refresh(self._count)
+
+    def _count(self) -> None:
+        """How many records the listing holds in all (for the title): counting a large project
+        takes longer than reading a page, so it waits until the first page is painted."""
+        if self.query_text:
+            return
+        self.total = (self.state.current_count() if self._listing_args() == self._default_args()
+                      else rec.count_records(self.state.db,
+                                             **self._listing_args()))  # type: ignore[arg-type]
+        self._update_title()
+
+    def _default_args(self) -> dict[str, object]:
+        project = self.state.project
+        return {**self._listing_args(), "project_id": project.id if project else "",
+                "types": (), "confidences": (), "include_global": False,
+                "include_superseded": False, "superseded_only": False, "pinned_only": False,
+                "as_of": None}
 
     def _load_page(self) -> None:
         rows = rec.list_records(self.state.db, **self._listing_args(),  # type: ignore[arg-type]
                                 order=self.order, limit=PAGE, offset=self.loaded)
         self._add_rows(rows)
         self.loaded += len(rows)
+        self._more = len(rows) == PAGE
 
     def _add_rows(self, rows: list[Record]) -> None:
         table = self.query_one(DataTable)
@@ -183,8 +202,7 @@ class RecordsPane(Pane):
                           day(r.superseded_at) if r.superseded_at else "", key=r.id)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        if not self.query_text and event.cursor_row >= self.loaded - 10 and \
-                self.loaded < self.total:
+        if not self.query_text and event.cursor_row >= self.loaded - 10 and self._more:
             self._load_page()
 
     def _update_title(self) -> None:
@@ -194,7 +212,8 @@ class RecordsPane(Pane):
         if self.query_text:
             parts.append(f"{len(self.records)} hits for “{self.query_text}” ({self.search_mode})")
         else:
-            parts.append(f"{self.total:,} shown" if self.total else "none")
+            parts.append("…" if self.total < 0 else f"{self.total:,} shown" if self.total
+                         else "none")
         if self.filters.describe():
             parts.append(f"filter: {self.filters.describe()}")
         if self.as_of:
@@ -284,6 +303,7 @@ class RecordsPane(Pane):
         self.records = {}
         self._add_rows([h.record for h in kept])
         self.loaded = self.total = len(self.records)
+        self._more = False
         if table.row_count:
             table.move_cursor(row=0, animate=False)
         self._update_title()

@@ -23,6 +23,8 @@ from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
 
 PAGE = 200
 CHART_DAYS = 30
+RECEIPT_COLUMNS = (("at", "at", 11), ("event", "event", 6), ("tokens", "tok", 6),
+                   ("prompt", "prompt", 16), ("record", "record", 22), ("why", "why", 16))
 EVENT_NAMES = {"SessionStart": "start", "UserPromptSubmit": "prompt",
                "SubagentStart": "subagent", "PreCompact": "compact"}
 
@@ -32,7 +34,7 @@ def item_rows(receipt: Receipt, titles: dict[str, str]) -> list[tuple[str, ...]]
     rows: list[tuple[str, ...]] = []
     items: list[ReceiptItem | None] = list(receipt.items) or [None]
     if receipt.event == "SessionStart":
-        return [(minute(receipt.created_at), "start", tokens(receipt.tokens), "",
+        return [(minute(receipt.created_at)[5:], "start", tokens(receipt.tokens), "",
                  f"the digest: {len(receipt.record_ids)} records", "")]
     for index, item in enumerate(items):
         if item is None:
@@ -43,7 +45,7 @@ def item_rows(receipt: Receipt, titles: dict[str, str]) -> list[tuple[str, ...]]
             if item.matched:
                 why += " " + ",".join(item.matched)
         first = index == 0
-        rows.append((minute(receipt.created_at) if first else "",
+        rows.append((minute(receipt.created_at)[5:] if first else "",
                      EVENT_NAMES.get(receipt.event, receipt.event) if first else "",
                      tokens(receipt.tokens) if first else "",
                      (receipt.prompt or "") if first else "", record, why.strip()))
@@ -87,9 +89,7 @@ class SessionsPane(Pane):
         yield Static("", id="receipts-heading", markup=False)
         receipts: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
                                              id="receipts-table")
-        for name, key, width in (("at", "at", 16), ("event", "event", 7), ("tokens", "tok", 6),
-                                 ("prompt", "prompt", 22), ("record", "record", 28),
-                                 ("why (relevance, words)", "why", 24)):
+        for name, key, width in RECEIPT_COLUMNS:
             receipts.add_column(name, key=key, width=width)
         yield receipts
 
@@ -163,8 +163,8 @@ class SessionsPane(Pane):
         receipts.clear()
         for receipt in found:
             for index, row in enumerate(item_rows(receipt, titles)):
-                receipts.add_row(*(ellipsize(cell, w) for cell, w in
-                                   zip(row, (16, 7, 6, 22, 28, 24), strict=True)),
+                receipts.add_row(*(ellipsize(cell, w) for cell, (_n, _k, w) in
+                                   zip(row, RECEIPT_COLUMNS, strict=True)),
                                  key=f"{receipt.id}:{index}")
         heading = self.query_one("#receipts-heading", Static)
         heading.update(f"Receipts of session {session_id[:8]} · {len(found)} injections · "
