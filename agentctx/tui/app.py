@@ -19,7 +19,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import ContentSwitcher, Footer, Static
+from textual.widgets import ContentSwitcher, Static
 
 from agentctx import config
 from agentctx.store import Store, StoreError
@@ -28,6 +28,7 @@ from agentctx.tui.cells import home_path, parse_now
 from agentctx.tui.messages import ProjectChosen, ShowChain
 from agentctx.tui.pane import Pane
 from agentctx.tui.registry import FIRST, PANES, spec
+from agentctx.tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
     from textual.command import Provider
@@ -102,7 +103,7 @@ class AgentctxApp(App[None]):
         with ContentSwitcher(initial=self.current_pane, id="panes"):
             yield spec(FIRST).load()(id=FIRST)
         yield StatusLine(id="status")
-        yield Footer(compact=True)
+        yield KeyBar(id="keybar")
 
     def on_mount(self) -> None:
         if self._state is None:

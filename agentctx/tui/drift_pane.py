@@ -9,7 +9,7 @@ memory files and stores the drift scores, as ``agentctx sync`` does).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.syntax import Syntax
 from textual import work
@@ -28,6 +28,7 @@ from agentctx.store.models import Project, Record
 from agentctx.tui.cells import ellipsize, home_path
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
 from agentctx.tui.widgets.confirm import ConfirmScreen
+from agentctx.tui.widgets.table import PlainTable
 
 DISMISSED = "dismissed"
 
@@ -60,7 +61,7 @@ class DriftPane(Pane):
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Drift", classes="pane-title")
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                           id="drift-table")
         for name, key, width in (("class", "class", 12), ("score", "score", 5),
                                  ("record", "title", 34), ("where", "where", 22)):

@@ -8,6 +8,8 @@ it saw (:func:`agentctx.store.sessions.receipts_since`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
@@ -17,6 +19,7 @@ from agentctx.store import sessions as store_sessions
 from agentctx.store.models import Receipt, ReceiptItem
 from agentctx.tui.cells import ago, ellipsize, minute, tokens
 from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
 
 KEEP = 300
 FIXED_WIDTH = 11 + 6 + 8 + 6 + 18 + 2 * 6 + 2  # every column but the records, with padding
@@ -60,7 +63,7 @@ class LivePane(Pane):
     def compose(self) -> ComposeResult:
         yield PaneTitle("Live", classes="pane-title")
         yield Static("", classes="empty", markup=False)
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="live-table")
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True, id="live-table")
         yield table
 
     def _columns(self) -> int:

@@ -7,7 +7,7 @@ it runs are coalesced into the next run.
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -21,6 +21,7 @@ from agentctx.budget import estimate_tokens
 from agentctx.store.models import Project
 from agentctx.tui.cells import ellipsize
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
 
 CANDIDATES = 8
 
@@ -45,7 +46,7 @@ class PreviewPane(Pane):
         yield PaneTitle("Preview", classes="pane-title")
         yield Input(placeholder="type a prompt as you would in Claude Code", id="prompt")
         yield Static("", id="preview-knobs")
-        table: DataTable[str] = DataTable(cursor_type="row", id="verdicts")
+        table: DataTable[Any] = PlainTable(cursor_type="row", id="verdicts")
         for name, key, width in (("outcome", "outcome", 7), ("rel", "rel", 4), ("cos", "cos", 4),
                                  ("type", "type", 10), ("title", "title", 30),
                                  ("why", "why", 34)):

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from agentctx.store import profiles
 from agentctx.tui.cells import ellipsize
 from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
 
 PREFERENCES_SHOWN = 500
 
@@ -24,10 +27,10 @@ class ProfilePane(Pane):
     def compose(self) -> ComposeResult:
         yield PaneTitle("Profile", classes="pane-title")
         yield Static("Developer preferences (global)", classes="section")
-        prefs: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True, id="preferences")
+        prefs: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True, id="preferences")
         yield prefs
         yield Static("", classes="section", id="profile-heading", markup=False)
-        profile: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+        profile: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                             id="project-profile")
         yield profile
 

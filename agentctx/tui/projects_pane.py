@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,6 +14,7 @@ from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
 from agentctx.tui.cells import ago, ellipsize, home_path, tokens
 from agentctx.tui.messages import ProjectChosen
 from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
 
 TYPE_LETTERS = {t: t[:3] for t in RECORD_TYPES}
 
@@ -35,7 +36,7 @@ class ProjectsPane(Pane):
     def compose(self) -> ComposeResult:
         yield PaneTitle("Projects", classes="pane-title")
         yield Static("", classes="empty", markup=False)
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                           id="projects-table")
         table.add_column("", key="active", width=1)
         table.add_column("project", key="name", width=16)

@@ -9,7 +9,7 @@ so stale searches never pile up and the table only ever shows the newest text's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -24,6 +24,7 @@ from agentctx.store.models import Hit, Record
 from agentctx.tui.cells import day, ellipsize
 from agentctx.tui.listing import Filters
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
     from agentctx.store.search import Query
@@ -97,7 +98,7 @@ class RecordsPane(Pane):
         yield PaneTitle("Records", classes="pane-title")
         yield Input(placeholder="/ search records (escape: back to the table)", id="search")
         yield Static("", classes="empty", markup=False)
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                           id="records-table")
         yield table
 

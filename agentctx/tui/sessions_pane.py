@@ -6,7 +6,7 @@ on a session lists its receipts: which records, why, how many tokens, the prompt
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,6 +20,7 @@ from agentctx.store import stats
 from agentctx.store.models import GLOBAL_PROJECT, Receipt, ReceiptItem
 from agentctx.tui.cells import ellipsize, home_path, minute, tokens, usd
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
 
 PAGE = 200
 CHART_DAYS = 30
@@ -78,7 +79,7 @@ class SessionsPane(Pane):
             yield Sparkline([], id="per-day")
             yield Static("", id="chart-caption", markup=False)
         yield Static("", id="per-project", markup=False)
-        table: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                           id="sessions-table")
         for name, key, width in (("started", "started", 16), ("project", "project", 8),
                                  ("worktree", "worktree", 10), ("start", "ss", 7),
@@ -87,7 +88,7 @@ class SessionsPane(Pane):
             table.add_column(name, key=key, width=width)
         yield table
         yield Static("", id="receipts-heading", markup=False)
-        receipts: DataTable[str] = DataTable(cursor_type="row", zebra_stripes=True,
+        receipts: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                              id="receipts-table")
         for name, key, width in RECEIPT_COLUMNS:
             receipts.add_column(name, key=key, width=width)

@@ -356,3 +356,17 @@ def test_a_store_damaged_while_open_is_a_notification_not_a_crash(demo_store: De
         assert any(m.startswith("cannot read the store") for m in messages), messages
         assert pilot.app.is_running
     run(app, steps)
+
+
+def test_titles_with_brackets_show_as_written(demo_store: Demo) -> None:
+    title = "Keep [red]markup[/red] and [link=x]brackets[/link] literal"
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        added = rec.add(db, Draft(type="decision", title=title,
+                                  valid_from="2026-03-02T11:00:00Z"),
+                        project_id=demo_store.project_id)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        table = pilot.app.query_one("#records-table", DataTable)
+        index = list(pilot.app.query_one(RecordsPane).records).index(added.id)
+        assert str(table.get_row_at(index)[1]) == title
+    run(app_on(demo_store), steps)
