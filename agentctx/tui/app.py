@@ -127,7 +127,7 @@ class AgentctxApp(App[None]):
 
     def on_unmount(self) -> None:
         if self._state is not None:
-            self._state.db.close()
+            self._state.close()
 
     # ---------------------------------------------------------------- panes
 

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from agentctx import config
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.models import GLOBAL_PROJECT, Project
+
+T = TypeVar("T")
 
 
 class AppState:
@@ -27,6 +33,8 @@ class AppState:
         self.cfg = cfg or config.Config.load()
         self.project: Project | None = None
         self._counts: dict[str, tuple[tuple[int, int], int]] = {}
+        self._reader: ThreadPoolExecutor | None = None
+        self._reader_local = threading.local()
 
     @property
     def db_path(self) -> Path:
@@ -60,6 +68,33 @@ class AppState:
             cached = (mark, rec.count_records(self.db, project_id=self.project.id))
             self._counts[self.project.id] = cached
         return cached[1]
+
+    async def read(self, work: Callable[[Store], T]) -> T:
+        """Run ``work`` on the reader thread's own connection (opened once, kept): searches
+        run there so the app's thread keeps drawing, without a connection per keystroke."""
+        if self._reader is None:
+            self._reader = ThreadPoolExecutor(max_workers=1, thread_name_prefix="agentctx-read")
+
+        def call() -> T:
+            db = getattr(self._reader_local, "db", None)
+            if db is None:
+                db = Store.open(self.db_path, busy_timeout_ms=self.cfg.get_int("busy_timeout_ms"))
+                self._reader_local.db = db
+            return work(db)
+
+        return await asyncio.get_running_loop().run_in_executor(self._reader, call)
+
+    def close(self) -> None:
+        """Close the reader thread's connection and the app's own."""
+        if self._reader is not None:
+            def close_reader() -> None:
+                db = getattr(self._reader_local, "db", None)
+                if db is not None:
+                    db.close()
+            self._reader.submit(close_reader)
+            self._reader.shutdown(wait=True)
+            self._reader = None
+        self.db.close()
 
     @contextmanager
     def worker_store(self) -> Iterator[Store]:

@@ -1,7 +1,7 @@
 """Pane 8, Preview: type a prompt and see what the per-prompt hook would inject and why — the
 same judgement as ``agentctx preview`` without ``--session`` (a fresh session: nothing seen).
 
-The judgement runs in a worker thread on a connection of its own; keystrokes that arrive while
+The judgement runs on the app's reader thread (its own connection); keystrokes that arrive while
 it runs are coalesced into the next run.
 """
 
@@ -14,7 +14,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Input, Static
-from textual.worker import get_current_worker
 
 from agentctx import judgement
 from agentctx.budget import estimate_tokens
@@ -102,10 +101,9 @@ class PreviewPane(Pane):
         self._next_prompt = None
         self.judge(project, text)
 
-    @work(thread=True, exclusive=True, group="preview")
-    def judge(self, project: Project, text: str) -> None:
-        """The per-prompt judgement on a connection of this thread."""
-        worker = get_current_worker()
+    @work(exclusive=True, group="preview")
+    async def judge(self, project: Project, text: str) -> None:
+        """The per-prompt judgement, on the reader thread's connection."""
         knobs = judgement.settings(self.state.cfg)
         why = ""
         decision = judgement.Decision([], "", [])
@@ -115,13 +113,11 @@ class PreviewPane(Pane):
             elif project.paused:
                 why = f"{project.name} is paused ('agentctx resume')"
             else:
-                with self.state.worker_store() as db:
-                    decision = judgement.decide(db, project.id, project.name, text, knobs,
-                                                candidates=CANDIDATES)
+                decision = await self.state.read(lambda db: judgement.decide(
+                    db, project.id, project.name, text, knobs, candidates=CANDIDATES))
         except Exception as exc:  # a locked or damaged store
             why = f"the preview failed: {exc}"
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self._finished, project, text, decision, why)
+        self._finished(project, text, decision, why)
 
     def _finished(self, project: Project, text: str, decision: judgement.Decision,
                   why: str) -> None:

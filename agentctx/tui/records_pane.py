@@ -2,9 +2,9 @@
 a date; ``enter`` opens the detail panel.
 
 The table is paged: it reads :data:`PAGE` rows and the next page when the cursor nears the end,
-so a 100K-record project opens as fast as a small one. Searches run in a worker thread on a
-connection of their own; while one runs, further keystrokes are coalesced into the next search,
-so stale searches never pile up and the table only ever shows the newest text's hits.
+so a 100K-record project opens as fast as a small one. Searches run on the app's reader thread
+(one connection of its own, kept open); while one runs, further keystrokes are coalesced into
+the next search, so stale searches never pile up and the table shows the newest text's hits.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
-from textual.worker import get_current_worker
 
 from agentctx.store import records as rec
 from agentctx.store.ids import parse_time
@@ -268,19 +267,16 @@ class RecordsPane(Pane):
         self._next_search = None
         self.run_search(text, self._query(text))
 
-    @work(thread=True, exclusive=True, group="records-search")
-    def run_search(self, text: str, query: Query) -> None:
-        """Search on a connection of this thread; hand the hits to the app's thread."""
+    @work(exclusive=True, group="records-search")
+    async def run_search(self, text: str, query: Query) -> None:
+        """Search on the reader thread's connection; show the hits here."""
         from agentctx.store.hybrid import search_stored
 
-        worker = get_current_worker()
         try:
-            with self.state.worker_store() as db:
-                hits, mode = search_stored(db, query)
+            hits, mode = await self.state.read(lambda db: search_stored(db, query))
         except Exception as exc:  # a locked or damaged store: say so in the title
             hits, mode = [], f"search failed: {exc}"
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self.show_hits, text, hits, mode)
+        self.show_hits(text, hits, mode)
 
     def show_hits(self, text: str, hits: list[Hit], mode: str) -> None:
         """Fill the table with a search's hits (unless a newer text is waiting)."""
