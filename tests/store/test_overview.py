@@ -50,10 +50,12 @@ def test_overview_counts_costs_sessions_and_candidates(store: Store, project_dir
 
 
 def test_has_embeddings_tells_an_empty_vector_table(store: Store) -> None:
+    import numpy as np
+
     from agentctx.store import vectors
 
     records.add(store, Draft(type="decision", title="Use gRPC"), project_id="p1")
     assert not stats.has_embeddings(store)
     waiting = vectors.pending(store)
-    assert vectors.save(store, "m", [(waiting[0], [0.5] * 8)]) == 1
+    assert vectors.save(store, "m", [(waiting[0], np.full(8, 0.5, dtype=np.float32))]) == 1
     assert stats.has_embeddings(store)
