@@ -14,7 +14,7 @@ VEC_VENV   ?= .venv-vec
 SMOKE_PYTHON ?= $(shell for p in $$(ls -d $${PYENV_ROOT:-$$HOME/.pyenv}/versions/3.*/bin/python 2>/dev/null | sort -V -r) $$(command -v python3.14 python3.13 python3.12 python3 2>/dev/null); do "$$p" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null && { echo "$$p"; break; }; done)
 SMOKE_VENV   ?= .build/smoke
 
-.PHONY: demo test lint typecheck unit test-vec0 smoke ci bench clean
+.PHONY: demo test lint typecheck unit browser test-vec0 test-wheel smoke ci bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit("agentctx needs Python 3.11 or newer; found " + sys.version.split()[0]) if sys.version_info < (3, 11) else None'
@@ -36,8 +36,18 @@ lint: $(VENV)/.installed-dev
 typecheck: $(VENV)/.installed-dev
 	$(BIN)/mypy
 
-unit: $(VENV)/.installed-dev
-	$(BIN)/pytest -q
+# The web view's browser test runs in Debian's chromium, installed from the package registry
+# when it is missing; the test then fails, never skips, if Chromium cannot start.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+browser:
+	@test -n "$$AGENTCTX_CHROMIUM" || command -v chromium >/dev/null 2>&1 || \
+	  command -v chromium-browser >/dev/null 2>&1 || \
+	  $(SUDO) apt-get install -y -q chromium || \
+	  { $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q chromium; } || \
+	  { echo "the web view's browser test needs Chromium: apt-get install chromium"; exit 1; }
+
+unit: $(VENV)/.installed-dev browser
+	AGENTCTX_TEST_BROWSER=require $(BIN)/pytest -q
 
 test: lint typecheck unit
 
@@ -49,6 +59,11 @@ test-vec0:
 	$(VEC_VENV)/bin/python -m pip install --quiet -e '.[dev]'
 	AGENTCTX_TEST_VEC0=require $(VEC_VENV)/bin/pytest -q tests/store/test_vectors.py tests/consolidate
 
+# Build the wheel, install it into a fresh virtual environment (not editable) and run agentctx
+# from there: the one slow test of the packaging (about 90 s, most of it pip installing).
+test-wheel: $(VENV)/.installed-dev
+	$(BIN)/pytest -q -m slow tests/test_wheel.py
+
 # Install and run the fast core of the suite on the newest Python the machine has.
 smoke:
 	test -n "$(SMOKE_PYTHON)" || { echo "no Python 3.11+ found for the smoke run"; exit 1; }
@@ -57,8 +72,9 @@ smoke:
 	$(SMOKE_VENV)/bin/agentctx --version
 	$(SMOKE_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/store tests/hooks tests/server tests/cli tests/install
 
-# What CI runs: the whole suite, the vec0 path and the newest-Python smoke run.
-ci: test test-vec0 smoke
+# What CI runs: the whole suite, the clean wheel install, the vec0 path and the newest-Python
+# smoke run.
+ci: test test-wheel test-vec0 smoke
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench

@@ -47,6 +47,8 @@ class Knob(NamedTuple):
     choices: tuple[str, ...] = ()
     minimum: float | None = None
     maximum: float | None = None
+    # Read from the environment only (AGENTCTX_<KEY>): never written to config.json.
+    env_only: bool = False
 
 
 KNOBS: dict[str, Knob] = {
@@ -63,12 +65,19 @@ KNOBS: dict[str, Knob] = {
         Knob("injection_chars", "int", INJECTION_MAX_CHARS,
              "Most characters in any one injected string.", minimum=500,
              maximum=INJECTION_MAX_CHARS),
-        Knob("prompt_min_relevance", "float", 0.25,
-             "Share of a prompt's weighted terms a record must match to be injected (0-1).",
-             minimum=0.0, maximum=1.0),
+        Knob("prompt_full_confidence", "float", 0.3,
+             "Probability (0-1, the evidence model's) a record must reach to be injected in full "
+             "for a prompt.", minimum=0.0, maximum=1.0),
+        Knob("prompt_pointer_confidence", "float", 0.15,
+             "Probability the likeliest record must reach for a prompt to get anything; below "
+             "the full confidence a record comes as a one-line pointer.", minimum=0.0,
+             maximum=1.0),
+        Knob("prompt_pointers", "bool", True,
+             "Inject plausible records as one-line pointers (id, type, title; ctx_get opens "
+             "them) rather than leave them out."),
         Knob("prompt_semantic_check", "bool", True,
-             "Skip a weakly matching record whose meaning is far from the prompt (needs "
-             "embeddings; see consolidate)."),
+             "Weigh a record's meaning against the prompt's in the per-prompt judgement (needs "
+             "the model's query side file: see consolidate)."),
         Knob("subagent_inject", "bool", True,
              "Inject active decisions and conventions into subagents at SubagentStart."),
         Knob("subagent_tokens", "int", 500, "Token budget of the SubagentStart slice.",
@@ -118,7 +127,7 @@ KNOBS: dict[str, Knob] = {
              "numpy scan) or numpy.", choices=("auto", "numpy")),
         Knob("consolidate_time_limit_s", "int", 60, "Time box of one consolidation run, seconds.",
              minimum=1, maximum=3600),
-        Knob("near_duplicate_cosine", "float", 0.92,
+        Knob("near_duplicate_cosine", "float", 0.85,
              "Cosine above which two same-type records may be near-duplicates.", minimum=0.5,
              maximum=1.0),
         Knob("archive_after_days", "int", 90,
@@ -133,6 +142,11 @@ KNOBS: dict[str, Knob] = {
         Knob("tui_poll_ms", "int", 1000,
              "How often the TUI checks the store for new records and injections, milliseconds.",
              minimum=100, maximum=60000),
+        # The clock.
+        Knob("now", "time", "",
+             "A fixed current time (ISO 8601) for hooks, preview, search, consolidation and the "
+             "TUI — for benchmarks and reproducible runs; empty: the real clock. Environment "
+             "only: AGENTCTX_NOW.", env_only=True),
         # Local web view.
         Knob("web_port", "int", 7327, "Port of the optional local web view (127.0.0.1 only).",
              minimum=1024, maximum=65535),
@@ -219,6 +233,10 @@ def parse_value(knob: Knob, raw: object) -> str | int | float | bool:
                 raise ConfigError(f"{knob.key} must be at most {knob.maximum:g}, not {raw}")
             return number
         text = str(raw).strip()
+        if knob.kind == "time":
+            from agentctx.store.ids import normalize_time
+
+            return normalize_time(text)
         if knob.kind == "choice" and text not in knob.choices:
             raise ConfigError(f"{knob.key} takes one of {', '.join(knob.choices)}, not {raw!r}")
         if not text:
@@ -345,6 +363,9 @@ def set_value(key: str, raw: str, path: Path | None = None) -> str | int | float
     A malformed existing file is refused (left untouched) rather than overwritten.
     """
     knob = _knob(key)
+    if knob.env_only:
+        raise ConfigError(f"{knob.key} is read from the environment only: set "
+                          f"AGENTCTX_{knob.key.upper()}")
     value = parse_value(knob, raw)
     target = path or config_path()
     data = read_file(target)

@@ -9,7 +9,7 @@ measured with the one estimator on the text that would have been injected.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,6 +18,7 @@ from agentctx.budget import estimate_tokens
 from agentctx.digest import build as build_digest
 from agentctx.store import graph, ledger, projects, records, sessions
 from agentctx.store.db import Store
+from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import to_iso
 from agentctx.store.models import Draft, Record
 
@@ -217,7 +218,7 @@ def write_project(folder: Path) -> Path:
 
 def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
     """Build the demo history into ``db`` for the project at ``folder``; returns its project id."""
-    moment = now or datetime.now(UTC)
+    moment = now or clock_now()
     write_project(folder)
     webhooks = folder.parent / "harbor-webhooks"
     webhooks.mkdir(exist_ok=True)

@@ -25,6 +25,7 @@ from typing import IO, Any, NamedTuple
 from agentctx import config
 from agentctx.install import entries, jsonfile, paths
 from agentctx.install.jsonfile import InstallError
+from agentctx.install.plugin import INSTALL_HINT, EnabledPlugin, enabled_plugins, mcp_document
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LATENCY_RUNS = 5
@@ -222,6 +223,22 @@ def check_semantic_check(cfg: config.Config) -> Check:
     return Check("semantic check", OK, f"on ({side.model})")
 
 
+def check_clock() -> Check | None:
+    """A line when ``AGENTCTX_NOW`` fixes the clock (or tries to and cannot)."""
+    from agentctx.store.ids import NOW_ENV, normalize_time
+
+    raw = os.environ.get(NOW_ENV)
+    if not raw:
+        return None
+    try:
+        fixed = normalize_time(raw)
+    except ValueError:
+        return Check("clock", WARN, f"{NOW_ENV}={raw!r} is not an ISO 8601 time: ignored, the "
+                                    "real clock is used", f"unset {NOW_ENV} or fix its value")
+    return Check("clock", WARN, f"fixed at {fixed} by {NOW_ENV}: recency, as-of and time words "
+                                "in prompts read that time", f"unset {NOW_ENV} for the real clock")
+
+
 def check_api_key(cfg: config.Config) -> Check:
     """Extraction needs ANTHROPIC_API_KEY in Claude Code's environment."""
     if not cfg.get_bool("llm"):
@@ -247,11 +264,24 @@ def _resolvable(argv0: str) -> bool:
     return shutil.which(argv0) is not None
 
 
-def check_hooks(cwd: Path | None = None) -> tuple[Check, list[str] | None]:
-    """Our hooks in the user's and the project's settings, and whether their command runs.
+def _plugin_launcher(plugins: list[EnabledPlugin]) -> tuple[str | None, Check | None]:
+    """The ``agentctx`` the plugin's hooks and server run (from PATH), or the failed check."""
+    found = shutil.which("agentctx")
+    if found is None:
+        return None, Check("hooks", FAIL, f"the plugin {plugins[0].describe()} runs agentctx "
+                           "from PATH, and agentctx is not on PATH: its hooks do nothing",
+                           f"{INSTALL_HINT}, then start a new Claude Code session")
+    return os.path.abspath(found), None
+
+
+def check_hooks(cwd: Path | None = None,
+                plugins: list[EnabledPlugin] | None = None) -> tuple[Check, list[str] | None]:
+    """Our hooks in the user's and the project's settings (or the agentctx plugin's), and
+    whether their command runs; two registrations at once are flagged.
 
     Also returns the argv of a registered session-start hook (for the latency check).
     """
+    plugins = plugins or []
     found: dict[str, list[dict[str, Any]]] = {}
     problems: list[str] = []
     disabled: list[str] = []
@@ -272,8 +302,23 @@ def check_hooks(cwd: Path | None = None) -> tuple[Check, list[str] | None]:
                 found.setdefault(event, []).append(handler)
                 if event == "SessionStart" and matcher and "resume" not in matcher:
                     problems.append(f"SessionStart matcher {matcher!r} skips resume")
+    if plugins:
+        launcher, failed = _plugin_launcher(plugins)
+        if failed is not None:
+            return failed, None
+        argv = [str(launcher), "hook", "session-start"]
+        if found:
+            return Check("hooks", WARN, f"registered twice: by the plugin {plugins[0].describe()}"
+                         f" and by 'agentctx init' in {', '.join(where_found)}; every hook runs "
+                         "twice", "run 'agentctx uninstall' to keep the plugin only"), argv
+        if disabled:
+            return Check("hooks", FAIL, f"disableAllHooks is true in {', '.join(disabled)}",
+                         "remove disableAllHooks from that file"), argv
+        return Check("hooks", OK, f"{len(entries.HOOKS)} events registered by the plugin "
+                     f"{plugins[0].describe()}; agentctx found at {launcher}"), argv
     if not found:
-        return Check("hooks", FAIL, "no agentctx hooks registered", "run 'agentctx init'"), None
+        return Check("hooks", FAIL, "no agentctx hooks registered",
+                     "run 'agentctx init', or install the agentctx Claude Code plugin"), None
     session_argv: list[str] | None = None
     for registered in found.values():
         for handler in registered:
@@ -395,14 +440,28 @@ def _handshake(process: subprocess.Popen[bytes], started: float, timeout_s: floa
     return False, f"exited with status {code} before answering: {tail[0][:160]}"
 
 
-def check_mcp(cwd: Path | None = None, probe: bool = True) -> Check:
-    """Our MCP server registration, its command, and a real handshake with it."""
+def check_mcp(cwd: Path | None = None, probe: bool = True,
+              plugins: list[EnabledPlugin] | None = None) -> Check:
+    """Our MCP server registration (a file's or the plugin's), its command, and a real
+    handshake with it; two registrations at once are flagged."""
     registrations, error = _mcp_registrations(cwd)
     if error:
         return Check("mcp", FAIL, error, "fix the file, then 'agentctx init'")
+    if plugins:
+        if registrations:
+            return Check("mcp", WARN, f"registered twice: by the plugin {plugins[0].describe()} "
+                         f"and in {registrations[0][0]}; Claude Code starts two servers",
+                         "run 'agentctx uninstall' to keep the plugin only")
+        server = mcp_document()["mcpServers"][entries.SERVER_NAME]
+        found = shutil.which(str(server["command"]))
+        if found is None:
+            return Check("mcp", FAIL, f"the plugin {plugins[0].describe()} starts agentctx from "
+                         "PATH, and agentctx is not on PATH", INSTALL_HINT)
+        registrations = [(f"the plugin {plugins[0].describe()}",
+                          {**server, "command": os.path.abspath(found)})]
     if not registrations:
         return Check("mcp", FAIL, "the agentctx MCP server is not registered",
-                     "run 'agentctx init'")
+                     "run 'agentctx init', or install the agentctx Claude Code plugin")
     where, entry = registrations[0]
     command = str(entry.get("command", ""))
     args = [str(arg) for arg in entry.get("args", [])] if isinstance(entry.get("args"), list) \
@@ -514,9 +573,13 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
         checks.append(check_config(cfg))
     checks += [check_home(), check_store(), check_vectors(cfg), check_embedding_model(cfg),
                check_semantic_check(cfg), check_api_key(cfg)]
-    hooks, session_argv = check_hooks(cwd)
+    clock = check_clock()
+    if clock is not None:
+        checks.append(clock)
+    plugins = enabled_plugins(cwd)
+    hooks, session_argv = check_hooks(cwd, plugins)
     checks.append(hooks)
-    checks.append(check_mcp(cwd, probe=probe))
+    checks.append(check_mcp(cwd, probe=probe, plugins=plugins))
     if latency_runs > 0:
         checks.append(check_latency(session_argv, cwd, latency_runs))
     return checks

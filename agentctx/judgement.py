@@ -1,17 +1,28 @@
-"""The per-prompt judgement: which records a prompt gets, and why the others do not.
+"""The per-prompt judgement: which records a prompt gets, in what form, and why the others not.
 
 One home for the decision the UserPromptSubmit hook makes, so that the hook, ``agentctx preview``,
 the retrieval benchmarks and the TUI all see the same one (:func:`decide`):
 
-1. the store's one search on the prompt (:func:`agentctx.store.search.search`);
-2. records already injected into this session (``seen``) are left out;
-3. at most ``prompt_records`` (≤ 3) hits whose relevance reaches ``prompt_min_relevance``;
-4. the semantic check (``prompt_semantic_check``): when the store has vectors and the model's
-   query side file, a picked hit under ``SEMANTIC_SURE_RELEVANCE`` whose cosine with the prompt
-   is under ``SEMANTIC_MIN_COSINE`` is dropped;
-5. :func:`compose` fences what is left within ``prompt_tokens`` (≤ 2,000) tokens and
-   ``injection_chars`` (≤ 8,000) characters; a record too long for what is left is cut with a
-   ``… ctx_get <id>`` marker, and what does not fit at all is marked :data:`CUT`.
+1. the store's one search on the prompt (:func:`agentctx.store.search.search`): its first
+   :data:`CANDIDATES` hits not yet injected into this session (``seen``) are the candidates —
+   a fixed pool, so what is decided never depends on how many a caller wants listed;
+2. each candidate's probability of answering the prompt, from the evidence model
+   (:mod:`agentctx.evidence`): its matched words' weight and share, its meaning against the
+   prompt's when consolidation wrote the model's query side file (``prompt_semantic_check``),
+   how it stands against the other candidates, whether it is the record now in force for a
+   changed fact the prompt names, whether it is dated where the prompt points, and the kind of
+   prompt (:mod:`agentctx.prompt_kind`: an edit on screen and generic questions need far more
+   evidence, and talk about the conversation itself — "thanks", "go ahead", "undo that" — gets
+   nothing);
+3. **tiers**: nothing at all unless the best candidate reaches ``prompt_pointer_confidence``;
+   then, best first and at most ``prompt_records`` (≤ 3) in all, a record is injected **in
+   full** when it reaches ``prompt_full_confidence`` and as a one-line **pointer** (id, type,
+   title: ``ctx_get <id>`` opens it) when it reaches :data:`POINTER_FLOOR` — so a plausible
+   answer costs about 25 tokens, and a wrong guess little;
+4. :func:`compose` fences them within ``prompt_tokens`` (≤ 2,000) tokens and
+   ``injection_chars`` (≤ 8,000) characters, full records first; a record too long for what is
+   left is cut with a ``… ctx_get <id>`` marker, and what does not fit at all is marked
+   :data:`CUT`.
 
 A prompt starting with ``#noctx`` (:func:`opted_out`) gets nothing. Nothing here writes:
 receipts, the injected set and access counts are the hook's. The knobs come in as
@@ -24,16 +35,23 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from agentctx import config, injection
+from agentctx import config, evidence, injection, prompt_kind
 from agentctx.budget import char_limit, pack, truncate
 from agentctx.lean import NamedTuple
 from agentctx.store.db import Store
 from agentctx.store.models import Hit
-from agentctx.store.scoring import SEMANTIC_MIN_COSINE, SEMANTIC_SURE_RELEVANCE
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.textproc import query_terms
 
 OPT_OUT = "#noctx"
+# Candidates the judgement weighs: the search's first hits not yet injected this session.
+CANDIDATES = 10
+# The least probability of a pointer beside the best candidate (which opened the gate).
+POINTER_FLOOR = 0.05
+# agentctx's own slash commands (the plugin's /agentctx:why, /agentctx:status, …) are about
+# agentctx, not the task: they get no injection and leave no receipt, so /agentctx:why explains
+# the prompt before it.
+OWN_COMMAND = "/agentctx:"
 
 
 def opted_out(prompt: str) -> bool:
@@ -41,20 +59,30 @@ def opted_out(prompt: str) -> bool:
     return prompt.lstrip().lower().startswith(OPT_OUT)
 
 
+def own_command(prompt: str) -> bool:
+    """Whether the prompt is one of agentctx's own slash commands (``/agentctx:…``)."""
+    return prompt.lstrip().lower().startswith(OWN_COMMAND)
+
+
 class Settings(NamedTuple):
     """The knobs of the per-prompt judgement, as :func:`settings` resolves them."""
 
-    min_relevance: float
+    full_confidence: float
+    pointer_confidence: float
     max_records: int
     max_tokens: int
     max_chars: int
     semantic_check: bool = True
     search: str = "fts"  # the search backend (the ``search`` knob)
+    pointers: bool = True
 
     def describe(self) -> str:
         """One line naming every knob and its value (for reports)."""
-        return (f"prompt_min_relevance={self.min_relevance:g}, prompt_records={self.max_records}, "
-                f"prompt_tokens={self.max_tokens}, injection_chars={self.max_chars}, "
+        return (f"prompt_full_confidence={self.full_confidence:g}, "
+                f"prompt_pointer_confidence={self.pointer_confidence:g}, "
+                f"prompt_pointers={'on' if self.pointers else 'off'}, "
+                f"prompt_records={self.max_records}, prompt_tokens={self.max_tokens}, "
+                f"injection_chars={self.max_chars}, "
                 f"prompt_semantic_check={'on' if self.semantic_check else 'off'}, "
                 f"search={self.search}")
 
@@ -62,98 +90,132 @@ class Settings(NamedTuple):
 def settings(cfg: config.Config) -> Settings:
     """The judgement's knobs from ``cfg``, the budgets clamped to the laws."""
     return Settings(
-        min_relevance=cfg.get_float("prompt_min_relevance"),
+        full_confidence=cfg.get_float("prompt_full_confidence"),
+        pointer_confidence=cfg.get_float("prompt_pointer_confidence"),
         max_records=min(cfg.get_int("prompt_records"), config.PROMPT_MAX_RECORDS),
         max_tokens=min(cfg.get_int("prompt_tokens"), config.PROMPT_MAX_TOKENS),
         max_chars=min(cfg.get_int("injection_chars"), config.INJECTION_MAX_CHARS),
         semantic_check=cfg.get_bool("prompt_semantic_check"),
-        search=cfg.get_str("search"))
+        search=cfg.get_str("search"), pointers=cfg.get_bool("prompt_pointers"))
 
 
 class Verdict(NamedTuple):
-    """One candidate of the per-prompt selection and what became of it (an ``OUTCOMES`` key)."""
+    """One candidate of the per-prompt judgement and what became of it (an ``OUTCOMES`` key)."""
 
     hit: Hit
     outcome: str
-    # The prompt-record cosine, when the semantic check computed it.
+    # The prompt-record cosine, when the store has the model's query side file.
     cosine: float | None = None
+    # The evidence model's probability that it answers the prompt (None: not weighed).
+    probability: float | None = None
 
 
-INJECT, SEEN, WEAK, CAPPED, FAR, CUT = "inject", "seen", "weak", "capped", "far", "cut"
+INJECT, POINTER, SEEN, WEAK, CAPPED, CUT = "inject", "pointer", "seen", "weak", "capped", "cut"
+CHAT = "chat"
 OUTCOMES = {
-    INJECT: "injected",
+    INJECT: "injected in full",
+    POINTER: "injected as a pointer (ctx_get opens it)",
     SEEN: "already injected into this session",
-    WEAK: "relevance under prompt_min_relevance",
+    WEAK: "too unlikely to answer the prompt",
+    CHAT: "the prompt is talk about the conversation (thanks, go ahead, undo that)",
     CAPPED: "beyond prompt_records",
-    FAR: "dropped by the semantic check (meaning far from the prompt)",
     CUT: "no room left in the prompt budget",
 }
 
 
 class Decision(NamedTuple):
     """What the hook injects for a prompt and why: every candidate's verdict (picked records the
-    budget leaves no room for marked :data:`CUT`), the exact text, and the hits it shows."""
+    budget leaves no room for marked :data:`CUT`), the exact text, and the hits it shows in full
+    and as pointers."""
 
     verdicts: list[Verdict]
     text: str
     injected: list[Hit]
+    pointers: list[Hit]
+    # Why nothing was weighed at all (the prompt's kind), "" when the candidates were.
+    skipped: str = ""
+
+    @property
+    def shown(self) -> list[Hit]:
+        """Every record the text names: full records first, then pointers."""
+        return [*self.injected, *self.pointers]
 
 
 def decide(db: Store, project_id: str, project_name: str, prompt: str, knobs: Settings, *,
-           seen: Collection[str] = (), candidates: int = 0) -> Decision:
-    """The per-prompt decision: :func:`judge`, then :func:`compose` of what it picked.
-
-    The hook calls it with ``candidates=0``; a preview passes how many candidates to list.
-    """
-    verdicts = judge(db, project_id, prompt, knobs, seen, candidates)
-    text, shown = compose([v.hit for v in verdicts if v.outcome == INJECT], project_name, knobs)
-    injected = {hit.record.id for hit in shown}
-    return Decision([v._replace(outcome=CUT) if v.outcome == INJECT and
-                     v.hit.record.id not in injected else v for v in verdicts], text, shown)
+           seen: Collection[str] = ()) -> Decision:
+    """The per-prompt decision: :func:`judge`, then :func:`compose` of what it picked."""
+    if prompt.strip() and prompt_kind.kind(prompt) == prompt_kind.CHAT:
+        return Decision([], "", [], [], OUTCOMES[CHAT])
+    verdicts = judge(db, project_id, prompt, knobs, seen)
+    text, full, pointers = compose(
+        [v.hit for v in verdicts if v.outcome == INJECT], project_name, knobs,
+        pointers=[v.hit for v in verdicts if v.outcome == POINTER])
+    shown = {hit.record.id for hit in (*full, *pointers)}
+    return Decision([v._replace(outcome=CUT) if v.outcome in (INJECT, POINTER) and
+                     v.hit.record.id not in shown else v for v in verdicts], text, full,
+                    pointers)
 
 
 def select(db: Store, project_id: str, prompt: str, knobs: Settings,
            seen: Collection[str] = ()) -> list[Hit]:
-    """The records :func:`judge` picks for ``prompt`` (before the budget), best first."""
+    """The records :func:`judge` picks for ``prompt`` in full (before the budget), best first."""
     return [v.hit for v in judge(db, project_id, prompt, knobs, seen) if v.outcome == INJECT]
 
 
 def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
-          seen: Collection[str] = (), candidates: int = 0) -> list[Verdict]:
-    """Every candidate the hook weighs for ``prompt`` and its outcome, best first.
-
-    With ``candidates`` (for a preview), at least that many are searched for, however weak, and
-    the cosine of each is computed; otherwise only what the hook needs is looked at.
-    """
+          seen: Collection[str] = ()) -> list[Verdict]:
+    """Every candidate the hook weighs for ``prompt`` and its outcome, most likely first; the
+    records of ``seen`` that the search found come last, marked :data:`SEEN`."""
     max_records = min(knobs.max_records, config.PROMPT_MAX_RECORDS)
     if max_records <= 0 or not prompt.strip():
         return []
-    threshold = knobs.min_relevance
+    if prompt_kind.kind(prompt) == prompt_kind.CHAT:
+        return []  # talk about the conversation: nothing to search for
     hits = search(db, Query(text=prompt, project_id=project_id,
-                            limit=min(MAX_LIMIT, max(candidates, max_records + len(seen))),
-                            min_relevance=0.0 if candidates else threshold,
-                            backend=knobs.search))
-    verdicts: list[Verdict] = []
+                            limit=min(MAX_LIMIT, CANDIDATES + len(seen)), backend=knobs.search))
+    fresh = [hit for hit in hits if hit.record.id not in seen][:CANDIDATES]
+    already = [Verdict(hit, SEEN) for hit in hits if hit.record.id in seen]
+    if not fresh:
+        return already
+    terms = query_terms(prompt)
+    cosines = _cosines(db, terms, fresh) if knobs.semantic_check else None
+    model = evidence.SEMANTIC if cosines is not None else evidence.KEYWORD
+    weighed = [Verdict(hit, WEAK, cosines[i] if cosines else None, evidence.probability(f, model))
+               for i, (hit, f) in enumerate(zip(fresh, evidence.features(prompt, fresh, cosines,
+                                                                         len(terms)),
+                                                strict=True))]
+    weighed.sort(key=lambda v: -(v.probability or 0.0))
+    best = weighed[0].probability or 0.0
+    if best < knobs.pointer_confidence:
+        return weighed + already
+    verdicts = []
     kept = 0
-    for hit in hits:
-        if hit.record.id in seen:
-            outcome = SEEN
-        elif hit.relevance < threshold:
-            outcome = WEAK
-        elif kept >= max_records:
-            outcome = CAPPED
+    for verdict in weighed:
+        chance = verdict.probability or 0.0
+        if chance >= knobs.full_confidence:
+            outcome = INJECT
+        elif knobs.pointers and (chance >= POINTER_FLOOR or kept == 0):
+            outcome = POINTER
         else:
-            outcome, kept = INJECT, kept + 1
-        verdicts.append(Verdict(hit, outcome))
-    weak_pick = any(v.outcome == INJECT and v.hit.relevance < SEMANTIC_SURE_RELEVANCE
-                    for v in verdicts)
-    if (weak_pick or (candidates and verdicts)) and knobs.semantic_check:
-        verdicts = _semantic_check(db, prompt, verdicts, every=bool(candidates))
-    return verdicts
+            outcome = WEAK
+        if outcome != WEAK:
+            if kept >= max_records:
+                outcome = CAPPED
+            else:
+                kept += 1
+        verdicts.append(verdict._replace(outcome=outcome))
+    return verdicts + already
+
+
+def _cosines(db: Store, terms: Sequence[str], hits: Sequence[Hit]) -> list[float | None] | None:
+    """The prompt-record cosine of each hit, ``None`` when the store has no query side file."""
+    from agentctx.store.querymodel import similarities
+
+    return similarities(db, terms, [(hit.record.pk, hit.via) for hit in hits])
 
 
 def semantic_check_state(db: Store, knobs: Settings) -> str:
-    """Whether the semantic check would run on this store: ``off``, ``not ready (…)`` or ``on``."""
+    """Whether the judgement weighs meaning on this store: ``off``, ``not ready (…)`` or ``on``."""
     from agentctx.store import querymodel
 
     if not knobs.semantic_check:
@@ -165,44 +227,30 @@ def semantic_check_state(db: Store, knobs: Settings) -> str:
     return "on"
 
 
-def _semantic_check(db: Store, prompt: str, verdicts: list[Verdict],
-                    every: bool) -> list[Verdict]:
-    """Drop picked hits too weak to be sure of whose meaning is far from the prompt; the
-    cosines of the picked hits (of ``every`` candidate, for a preview) are kept."""
-    from agentctx.store.querymodel import similarities
+def compose(hits: Sequence[Hit], project_name: str, knobs: Settings, *,
+            pointers: Sequence[Hit] = ()) -> tuple[str, list[Hit], list[Hit]]:
+    """The fenced injection of ``hits`` in full and ``pointers`` as one-line pointers, within the
+    per-prompt budget; returns the text and the hits it shows in full and as pointers.
 
-    targets = [i for i, v in enumerate(verdicts) if every or v.outcome == INJECT]
-    cosines = similarities(db, query_terms(prompt),
-                           [(verdicts[i].hit.record.pk, verdicts[i].hit.via) for i in targets])
-    if cosines is None:
-        return verdicts
-    checked = list(verdicts)
-    for i, cos in zip(targets, cosines, strict=True):
-        verdict = verdicts[i]._replace(cosine=cos)
-        if verdict.outcome == INJECT and verdict.hit.relevance < SEMANTIC_SURE_RELEVANCE and \
-                cos is not None and cos < SEMANTIC_MIN_COSINE:
-            verdict = verdict._replace(outcome=FAR)
-        checked[i] = verdict
-    return checked
-
-
-def compose(hits: Sequence[Hit], project_name: str, knobs: Settings) -> tuple[str, list[Hit]]:
-    """The fenced injection for ``hits`` within the per-prompt budget, and the hits it shows.
-
-    Entries are added in order while they fit; the first that does not fit whole is cut with a
-    ``… ctx_get <id>`` marker (when at least its first line fits) and nothing follows it. The
-    laws cap the budget whatever ``knobs`` say.
+    Full entries are added in order while they fit; the first that does not fit whole is cut with
+    a ``… ctx_get <id>`` marker (when at least its first line fits) and no full entry follows it.
+    Pointers follow, each whole or not at all. The laws cap the budget and the number of records
+    (pointers count) whatever ``knobs`` say.
     """
-    if not hits:
-        return "", []
+    room_records = min(knobs.max_records, config.PROMPT_MAX_RECORDS)
+    hits = list(hits)[:room_records]
+    pointers = list(pointers)[:room_records - len(hits)]
+    if not hits and not pointers:
+        return "", [], []
     max_tokens = min(knobs.max_tokens, config.PROMPT_MAX_TOKENS)
     max_chars = min(knobs.max_chars, config.INJECTION_MAX_CHARS)
-    head = injection.header("prompt", project_name)
+    head = injection.header("prompt", project_name,
+                            None if hits else "prompt-pointers")
     foot = injection.FENCE_CLOSE
     used = len(head) + 1 + len(foot)
     limit = char_limit(max_tokens, max_chars)
     entries: list[str] = []
-    shown: list[Hit] = []
+    full: list[Hit] = []
     for hit in hits:
         entry = injection.item_block(hit.record, replaces=hit.via)
         room = limit - used - 1
@@ -212,12 +260,23 @@ def compose(hits: Sequence[Hit], project_name: str, knobs: Settings) -> tuple[st
                 break
             entry = truncate(entry, room, marker)
             entries.append(entry)
-            shown.append(hit)
+            full.append(hit)
+            used += len(entry) + 1
             break
         entries.append(entry)
-        shown.append(hit)
+        full.append(hit)
         used += len(entry) + 1
+    shown_pointers: list[Hit] = []
+    for hit in pointers:
+        line = injection.pointer_line(hit.record)
+        if len(line) > limit - used - 1:
+            break
+        entries.append(line)
+        shown_pointers.append(hit)
+        used += len(line) + 1
     packed = pack(entries, max_tokens=max_tokens, max_chars=max_chars, header=head, footer=foot)
     if packed.kept == 0:
-        return "", []
-    return packed.text, shown[:packed.kept]
+        return "", [], []
+    kept_full = full[:packed.kept]
+    kept_pointers = shown_pointers[:max(0, packed.kept - len(full))]
+    return packed.text, kept_full, kept_pointers

@@ -100,6 +100,7 @@ def read_line(handle: BinaryIO, limit: int) -> tuple[bytes | None, int, bool]:
     if line.endswith(b"\n") or len(line) <= limit:
         return line, len(line), line.endswith(b"\n")
     consumed = len(line)
+    del line  # the over-long line is not kept: free it before reading on
     while True:
         more = handle.readline(1 << 20)
         consumed += len(more)

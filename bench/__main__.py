@@ -8,13 +8,16 @@ the developer's store or configuration), with its output shown as it comes:
 * ``bench/bench_consolidate.py`` — consolidation against the model's encode alone;
 * ``bench/bench_retrieval.py`` — retrieval quality and latency (coding-memory, LongMemEval_S);
 * ``bench/bench_drift.py`` — CLAUDE.md drift: quality on labelled fixtures, scan speed;
+* ``bench/bench_team.py`` — the team file: sync and import against ``export md``, and the
+  SessionStart hook with the team file on against off.
+* ``bench/bench_web.py`` — the web view's first record row in headless Chromium, 10K records.
 * ``bench/bench_tui.py`` — the TUI's open and keystroke-to-table times against a bare Textual
   App and one store search.
 
 A benchmark file that does not exist is reported as missing and skipped. At the end a summary
 lists each benchmark's outcome and time; the exit code is non-zero when any benchmark failed.
 
-Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,tui]``
+Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,team,web,tui]``
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ BENCHMARKS = (
     ("consolidation", "bench_consolidate.py"),
     ("retrieval", "bench_retrieval.py"),
     ("drift", "bench_drift.py"),
+    ("team", "bench_team.py"),
+    ("web", "bench_web.py"),
     ("tui", "bench_tui.py"),
 )
 

@@ -24,7 +24,7 @@ module, which no installed copy does); the runs use a private ``PYTHONPYCACHEPRE
 warmed up before timing, for the baseline and the hooks alike.
 
 Usage: ``.venv/bin/python bench/bench_hooks.py [--sizes 1000,10000,100000] [--runs 40]
-[--knob prompt_min_relevance=0.3] [--model ../shared/models/minilm-static-256]``
+[--knob prompt_full_confidence=0.4] [--model ../shared/models/minilm-static-256]``
 """
 
 from __future__ import annotations
@@ -276,7 +276,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=40)
     parser.add_argument("--knob", action="append", default=[], metavar="KEY=VALUE",
-                        help="a configuration knob for the hooks, e.g. prompt_min_relevance=0.3")
+                        help="a configuration knob for the hooks, e.g. prompt_full_confidence=0.4")
     parser.add_argument("--model", default=str(DEFAULT_MODEL),
                         help="model2vec folder for the prompt-sem runs ('none' to skip them)")
     args = parser.parse_args()

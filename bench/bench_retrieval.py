@@ -1,7 +1,11 @@
-"""Retrieval quality and latency: the coding-memory benchmark and LongMemEval_S, side by side.
+"""Retrieval quality and latency: the per-prompt judgement on the evaluation projects, the
+coding-memory benchmark and LongMemEval_S, side by side.
 
-Runs what ``agentctx bench coding`` and ``agentctx bench longmemeval`` run (fresh stores in a
-temporary folder; the user's store is never touched) and prints both reports:
+Runs what ``agentctx bench projects``, ``agentctx bench coding`` and ``agentctx bench longmemeval``
+run (fresh stores in a temporary folder; the user's store is never touched) and prints the reports:
+
+* the per-prompt judgement on every project's tuning prompts, before and after consolidation
+  (the held-out prompts are scored on request only, ``--held-out``: once, at the end of a round);
 
 * the coding-memory benchmark shipped in the package — tuning and held-out prompts reported
   separately, with the issue's held-out targets checked;
@@ -12,7 +16,7 @@ The hybrid configurations use ``../shared/models/minilm-static-256`` when presen
 overrides; without a model they are reported unavailable).
 
 Usage: ``.venv/bin/python bench/bench_retrieval.py [--model PATH] [--data PATH]
-[--skip-longmemeval] [--json]``
+[--skip-longmemeval] [--held-out] [--json]``
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentctx.benchmarks import coding, longmemeval
+from agentctx.benchmarks import coding, eval_judgement, longmemeval
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = REPO.parent / "shared" / "models" / "minilm-static-256"
@@ -46,9 +50,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", default=None, help="LongMemEval_S JSON file")
     parser.add_argument("--skip-longmemeval", action="store_true")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
+    parser.add_argument("--held-out", action="store_true",
+                        help="score the projects' held-out prompts (once, at the end of a round)")
     args = parser.parse_args(argv)
 
     document: dict[str, Any] = {}
+    started = time.perf_counter()
+    judged = eval_judgement.run(split="held-out" if args.held_out else "tuning",
+                                model_path=args.model)
+    document["projects"] = eval_judgement.to_json(judged)
+    document["projects"]["seconds"] = round(time.perf_counter() - started, 2)
+    if not args.json:
+        print(eval_judgement.render(judged))
+        print(f"(evaluation projects: {document['projects']['seconds']:.1f} s)\n", flush=True)
     started = time.perf_counter()
     report = coding.run(model_path=args.model)
     document["coding"] = coding.to_json(report)

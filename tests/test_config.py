@@ -24,7 +24,8 @@ def test_defaults_file_and_env_resolve_in_order(isolated_home: Path,
 def test_every_knob_has_an_env_override(monkeypatch: pytest.MonkeyPatch) -> None:
     for knob in config.KNOBS.values():
         raw = {"bool": "off", "choice": knob.choices[-1] if knob.choices else "x",
-               "str": "value"}.get(knob.kind, str(knob.minimum if knob.minimum is not None else 1))
+               "str": "value", "time": "2026-03-01"}.get(
+                   knob.kind, str(knob.minimum if knob.minimum is not None else 1))
         monkeypatch.setenv(f"AGENTCTX_{knob.key.upper()}", raw)
         assert config.Config.load().source(knob.key) == "env"
         config.Config.load().get(knob.key)  # parses without error

@@ -314,24 +314,33 @@ def _record(n: int, title: str, body: str) -> Record:
 
 @settings(max_examples=200, deadline=None)
 @given(entries=st.lists(st.tuples(TEXT.filter(lambda t: t.strip() != ""), TEXT,
-                                  st.integers(min_value=0, max_value=80)), max_size=3),
+                                  st.integers(min_value=0, max_value=80), st.booleans()),
+                        max_size=5),
        tokens=st.integers(min_value=100, max_value=2000),
-       chars=st.integers(min_value=500, max_value=8000))
-def test_prompt_injection_always_within_budget(entries: list[tuple[str, str, int]], tokens: int,
-                                               chars: int) -> None:
+       chars=st.integers(min_value=500, max_value=8000),
+       records=st.integers(min_value=0, max_value=6))
+def test_prompt_injection_always_within_budget(entries: list[tuple[str, str, int, bool]],
+                                               tokens: int, chars: int, records: int) -> None:
+    """Full records and pointers together: at most 3 records (pointers count), 2,000 tokens and
+    8,000 characters, whatever the knobs say; full records first, each pointer marked as one."""
     hits = [Hit(_record(n, title[:300], (body * repeat)[:8000]), 1.0, 0.9, ())
-            for n, (title, body, repeat) in enumerate(entries)]
+            for n, (title, body, repeat, _pointer) in enumerate(entries)]
+    full = [h for h, entry in zip(hits, entries, strict=True) if not entry[3]]
+    pointers = [h for h, entry in zip(hits, entries, strict=True) if entry[3]]
     knobs = judgement.settings(_cfg(prompt_tokens=tokens, injection_chars=chars))
-    text, shown = judgement.compose(hits, "app", knobs)
+    knobs = knobs._replace(max_records=records)
+    text, shown, pointed = judgement.compose(full, "app", knobs, pointers=pointers)
     limit = min(chars, 8000)
     assert len(text) <= limit and estimate_tokens(text) <= min(tokens, 2000)
-    assert [h.record.id for h in shown] == [h.record.id for h in hits[:len(shown)]]
-    assert injection.ids_in(text) == [h.record.id for h in shown]
-    if shown:
+    assert len(shown) + len(pointed) <= min(records, 3)
+    assert [h.record.id for h in shown] == [h.record.id for h in full[:len(shown)]]
+    assert [h.record.id for h in pointed] == [h.record.id for h in pointers[:len(pointed)]]
+    assert injection.ids_in(text) == [h.record.id for h in (*shown, *pointed)]
+    if shown or pointed:
         assert text.endswith(injection.FENCE_CLOSE)
-    for hit in hits[:len(shown)]:
-        full = injection.item_block(hit.record)
-        assert full in text or f"… ctx_get {hit.record.id}" in text
-    if len(shown) < len(hits) and shown:
-        last = shown[-1].record.id
-        assert injection.item_block(shown[-1].record) in text or f"… ctx_get {last}" in text
+    for hit in shown:
+        whole = injection.item_block(hit.record)
+        assert whole in text or f"… ctx_get {hit.record.id}" in text
+    for hit in pointed:
+        assert injection.pointer_line(hit.record) in text.split("\n")
+        assert f"[{hit.record.id}] {hit.record.type} · pointer · " in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from agentctx import config, judgement
 from agentctx.benchmarks import retrieval
-from agentctx.judgement import CAPPED, CUT, INJECT, SEEN, WEAK
+from agentctx.judgement import CAPPED, CUT, INJECT, POINTER, SEEN, WEAK
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.hooks.conftest import at, payloads, run_hook
@@ -23,17 +23,19 @@ def _add(db: Store, project_id: str, type_: str, title: str, body: str = "") -> 
 def test_settings_come_from_the_configuration_clamped_to_the_laws() -> None:
     knobs = judgement.settings(config.Config(
         {"prompt_records": 3, "prompt_tokens": 2000, "injection_chars": 8000,
-         "prompt_min_relevance": 0.5, "prompt_semantic_check": False, "search": "like"},
+         "prompt_full_confidence": 0.5, "prompt_pointer_confidence": 0.25,
+         "prompt_semantic_check": False, "search": "like", "prompt_pointers": False},
         environ={"AGENTCTX_PROMPT_RECORDS": "2"}))
-    assert knobs == judgement.Settings(0.5, 2, 2000, 8000, False, "like")
+    assert knobs == judgement.Settings(0.5, 0.25, 2, 2000, 8000, False, "like", False)
     assert "prompt_records=2" in knobs.describe() and "search=like" in knobs.describe()
-    oversized = DEFAULTS._replace(max_records=50, max_tokens=10**6, max_chars=10**6)
+    oversized = DEFAULTS._replace(max_records=50, max_tokens=10**6, max_chars=10**6,
+                                  full_confidence=0.0, pointer_confidence=0.0)
     with Store.open(Path(config.home()) / "s.db") as db:
         for n in range(6):
             _add(db, "p", "decision", f"Billing cache rule {n}", "x" * 3000)
         decision = judgement.decide(db, "p", "app", "billing cache rule", oversized)
     # Whatever a caller passes, the laws hold: 3 records, 2,000 tokens, 8,000 characters.
-    assert len(decision.injected) <= config.PROMPT_MAX_RECORDS
+    assert 0 < len(decision.shown) <= config.PROMPT_MAX_RECORDS
     assert len(decision.text) <= config.INJECTION_MAX_CHARS
 
 
@@ -45,38 +47,83 @@ def test_a_changed_fact_is_injected_with_what_it_replaces(tmp_path: Path) -> Non
                                                   body="SENTRY_DSN in the env."), "cost")
         chosen = judgement.select(db, "p", "where do I put the rollbar token?", DEFAULTS)
         assert [h.record.id for h in chosen] == [new.id]
-        text, _ = judgement.compose(chosen, "app", DEFAULTS)
+        text, _, _ = judgement.compose(chosen, "app", DEFAULTS)
         assert f"[{new.id}]" in text and f"replaces [{old.id}]" in text
         assert "SENTRY_DSN" in text and "ROLLBAR_TOKEN" not in text
 
 
 def test_every_candidate_gets_its_outcome(tmp_path: Path) -> None:
-    """Each reason a candidate is left out is reported, and the injected ones are exactly what
-    the hook selects."""
-    knobs = judgement.settings(config.Config({"prompt_tokens": 350}, environ={}))
+    """Each reason a candidate is left out is reported; the candidates are a fixed pool, most
+    likely first; what is injected is exactly what the hook selects."""
+    knobs = judgement.settings(config.Config({"prompt_tokens": 350}, environ={}))._replace(
+        full_confidence=0.01, pointer_confidence=0.01)
     with Store.open(tmp_path / "s.db") as db:
         seen = _add(db, "p", "decision", "Billing cache expires hourly")
         strong = [_add(db, "p", "discovery", f"Billing cache expires after {n} minutes",
                        "x" * 600 * n) for n in (1, 2, 3, 4)]
         weak = _add(db, "p", "convention", "Cache keys carry the tenant id")
         decision = judgement.decide(db, "p", "app", "billing cache expires", knobs,
-                                    seen={seen}, candidates=10)
+                                    seen={seen})
         selected = judgement.select(db, "p", "billing cache expires", knobs, seen={seen})
         hook_view = judgement.judge(db, "p", "billing cache expires", knobs, seen={seen})
     verdicts, text = decision.verdicts, decision.text
     outcome = {v.hit.record.id: v.outcome for v in verdicts}
-    assert outcome[seen] == SEEN and outcome[weak] == WEAK
+    assert outcome[seen] == SEEN and verdicts[-1].hit.record.id == seen
+    chances = [v.probability or 0.0 for v in verdicts if v.outcome != SEEN]
+    assert chances == sorted(chances, reverse=True)
     picked = [v.hit.record.id for v in verdicts if v.outcome in (INJECT, CUT)]
     assert [h.record.id for h in selected] == picked and len(picked) == 3
-    assert [outcome[r] for r in picked] == [INJECT, INJECT, CUT] or \
-        [outcome[r] for r in picked] == [INJECT, CUT, CUT]
-    assert [r for r in strong if outcome[r] == CAPPED] == [r for r in strong if r not in picked]
+    assert [outcome[r] for r in picked] in ([INJECT, INJECT, CUT], [INJECT, CUT, CUT])
+    assert outcome[weak] in (WEAK, CAPPED) and [r for r in strong if outcome[r] == CAPPED] == \
+        [r for r in strong if r not in picked]
     assert all(f"[{r}]" in text for r in picked if outcome[r] == INJECT)
     assert not any(f"[{r}]" in text for r in picked if outcome[r] == CUT)
     assert [h.record.id for h in decision.injected] == [r for r in picked
                                                         if outcome[r] == INJECT]
-    # The hook's own call looks at no more than it needs.
-    assert weak not in {v.hit.record.id for v in hook_view}
+    # CUT is the budget's word: the judgement itself picked those in full.
+    assert [v.outcome for v in hook_view] == [INJECT if v.outcome == CUT else v.outcome
+                                              for v in verdicts]
+
+
+def test_tiers_full_pointer_and_nothing(tmp_path: Path) -> None:
+    """In full from the full confidence, a pointer from the gate, nothing under it."""
+    with Store.open(tmp_path / "s.db") as db:
+        grpc = _add(db, "p", "decision", "Use gRPC for the internal API", "protobuf in proto/")
+        for n in range(12):
+            _add(db, "p", "convention", f"Module {n} keeps its fixtures in tests/{n}")
+        prompt = "is the internal api grpc?"
+        [top] = [v for v in judgement.judge(db, "p", prompt, DEFAULTS) if v.outcome != WEAK]
+        chance = top.probability
+        assert top.hit.record.id == grpc and chance is not None
+        full = judgement.decide(db, "p", "app", prompt, DEFAULTS._replace(
+            full_confidence=chance - 1e-6, pointer_confidence=chance - 1e-6))
+        pointer = judgement.decide(db, "p", "app", prompt, DEFAULTS._replace(
+            full_confidence=chance + 1e-6, pointer_confidence=chance - 1e-6))
+        nothing = judgement.decide(db, "p", "app", prompt, DEFAULTS._replace(
+            full_confidence=chance + 1e-6, pointer_confidence=chance + 1e-6))
+    assert [h.record.id for h in full.injected] == [grpc] and "protobuf in proto/" in full.text
+    assert [h.record.id for h in pointer.pointers] == [grpc] and not pointer.injected
+    assert f"- [{grpc}] decision · pointer · Use gRPC for the internal API" in pointer.text
+    assert "protobuf" not in pointer.text and "may relate" in pointer.text
+    assert pointer.verdicts[0].outcome == POINTER
+    assert nothing.text == "" and all(v.outcome == WEAK for v in nothing.verdicts)
+
+
+def test_chat_gets_nothing_and_edits_of_the_code_on_screen_need_more_evidence(
+        tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as db:
+        _add(db, "p", "decision", "The importer worked after pinning lxml", "lxml 5.2")
+        _add(db, "p", "decision", "Retry failed payment webhooks with backoff", "3 tries")
+        for n in range(10):
+            _add(db, "p", "discovery", f"Service {n} answers on port {8000 + n}")
+        chat = judgement.decide(db, "p", "app", "thanks, that worked", DEFAULTS)
+        assert chat.text == "" and chat.verdicts == [] and chat.skipped == \
+            judgement.OUTCOMES[judgement.CHAT]
+        assert judgement.judge(db, "p", "ok, go ahead", DEFAULTS) == []
+        edit = judgement.judge(db, "p", "add a retry to this payment webhook", DEFAULTS)
+        asked = judgement.judge(db, "p", "how do we retry the payment webhook?", DEFAULTS)
+    assert edit[0].hit.record.id == asked[0].hit.record.id
+    assert (edit[0].probability or 0) < (asked[0].probability or 0)
 
 
 def test_the_hook_and_the_benchmarks_inject_what_decide_decides(project_dir: Path) -> None:
@@ -97,8 +144,9 @@ def test_the_hook_and_the_benchmarks_inject_what_decide_decides(project_dir: Pat
     assert run_hook("prompt", payload).context == decision.text
     with Store.open() as db:
         [receipt] = sessions.receipts(db, str(payload["session_id"]))
-    assert list(receipt.record_ids) == [h.record.id for h in decision.injected]
-    assert receipt.scores == tuple(h.relevance for h in decision.injected)
+    assert list(receipt.record_ids) == [h.record.id for h in decision.shown]
+    assert receipt.scores == tuple(h.relevance for h in decision.shown)
+    assert list(receipt.pointers) == [h.record.id for h in decision.pointers]
 
 
 def test_an_opted_out_or_empty_prompt_gets_nothing(tmp_path: Path) -> None:
@@ -106,7 +154,8 @@ def test_an_opted_out_or_empty_prompt_gets_nothing(tmp_path: Path) -> None:
     assert not judgement.opted_out("why is the api grpc? #noctx")
     with Store.open(tmp_path / "s.db") as db:
         _add(db, "p", "decision", "Use gRPC")
-        assert judgement.decide(db, "p", "app", "   ", DEFAULTS) == judgement.Decision([], "", [])
+        assert judgement.decide(db, "p", "app", "   ", DEFAULTS) == \
+            judgement.Decision([], "", [], [])
         assert judgement.semantic_check_state(db, DEFAULTS) == (
             "not ready (run 'agentctx consolidate')")
         assert judgement.semantic_check_state(db, DEFAULTS._replace(semantic_check=False)) == \

@@ -4,10 +4,11 @@ The rule, in the same words as README.md and NOTES.md:
 
     SQL only in agentctx/store; nothing heavy on the hook path: agentctx/hooks imports, of agentctx,
     only the store and the lean core modules config, budget, redact, gitinfo, lean, injection,
-    judgement, digest, project_profile, background and safeio (and those import nothing else of
-    agentctx); the lean core modules never import from agentctx/hooks; the store imports config,
-    redact and gitinfo only inside functions, except the redact of records.py (every record is
-    redacted before it is stored) and of scrub.py (it re-redacts what older versions stored).
+    judgement, evidence, prompt_kind, digest, project_profile, background and safeio (and those
+    import nothing else of agentctx); the lean core modules never import from agentctx/hooks; the
+    store imports config, redact and gitinfo only inside functions, except the redact of records.py
+    (every record is redacted before it is stored) and of scrub.py (it re-redacts what older
+    versions stored).
 
 "Heavy" third-party packages on the hook path are caught by the subprocess ``-X importtime``
 test in ``tests/hooks/test_import_hygiene.py``; this file checks what only the source can tell.
@@ -24,8 +25,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentctx"
 
-LEAN_CORE = ("config", "budget", "redact", "gitinfo", "lean", "injection", "judgement", "digest",
-             "project_profile", "background", "safeio")
+LEAN_CORE = ("config", "budget", "redact", "gitinfo", "lean", "injection", "judgement", "evidence",
+             "prompt_kind", "digest", "project_profile", "background", "safeio")
 # Module-level imports the store may make of what it otherwise imports only inside functions.
 STORE_MODULE_LEVEL_ALLOWED = {
     ("records.py", "agentctx.redact"): "every record is redacted before it is stored",
@@ -293,8 +294,8 @@ def test_the_name_check_catches_a_clash() -> None:
 @pytest.mark.parametrize("words", [
     "SQL only in agentctx/store",
     "nothing heavy on the hook path",
-    "config, budget, redact, gitinfo, lean, injection, judgement, digest, project_profile, "
-    "background and safeio",
+    "config, budget, redact, gitinfo, lean, injection, judgement, evidence, prompt_kind, digest, "
+    "project_profile, background and safeio",
 ])
 def test_readme_and_notes_state_the_same_rule(words: str) -> None:
     rule = " ".join((__doc__ or "").split())

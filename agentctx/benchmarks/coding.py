@@ -140,8 +140,9 @@ def _ask(db: Store, built: data.Built, query: data.BenchQuery, split: str, cfg: 
     injection, hook_s = retrieval.timed(
         lambda: retrieval.hook_injection(db, text, pid, built.project_name, cfg))
     keyword_history = retrieval.keyword_search(db, text, pid, include_superseded=True)
-    ranked = {HOOK: Ranked(_keys(injection.hits, built), _keys(keyword_history, built),
-                           tuple(h.relevance for h in injection.hits), injection.tokens, hook_s)}
+    shown = [*injection.hits, *injection.pointers]  # in full, then as pointers
+    ranked = {HOOK: Ranked(_keys(shown, built), _keys(keyword_history, built),
+                           tuple(h.relevance for h in shown), injection.tokens, hook_s)}
     keyword, keyword_s = retrieval.timed(lambda: retrieval.keyword_search(db, text, pid))
     ranked[KEYWORD] = Ranked(_keys(keyword, built), _keys(keyword_history, built),
                              tuple(h.relevance for h in keyword), 0, keyword_s)

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -41,11 +43,13 @@ HOOK_SELECTION = ("agentctx.judgement.decide: the hook's own judgement and compo
 
 
 class Injection(NamedTuple):
-    """What the per-prompt hook would inject: the hits shown, the text and its token estimate."""
+    """What the per-prompt hook would inject: the hits shown in full, the text, its token
+    estimate, and the hits shown as pointers."""
 
     hits: list[Hit]
     text: str
     tokens: int
+    pointers: list[Hit]
 
 
 def hook_selection_note() -> str:
@@ -59,7 +63,8 @@ def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
     the hook's own side-effect-free judgement, :func:`agentctx.judgement.decide`."""
     decision = judgement.decide(db, project_id, project_name, prompt, judgement.settings(cfg))
     return Injection(list(decision.injected), decision.text,
-                     budget.estimate_tokens(decision.text) if decision.text else 0)
+                     budget.estimate_tokens(decision.text) if decision.text else 0,
+                     list(decision.pointers))
 
 
 def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
@@ -67,6 +72,26 @@ def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
     """The store's one search, as ``ctx_search`` runs it without vectors."""
     return search(db, Query(text=text, project_id=project_id, limit=limit,
                             include_superseded=include_superseded))
+
+
+@contextmanager
+def clock_at(moment: datetime | None) -> Iterator[None]:
+    """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
+    for ``None``), as a user asking on that day would see it."""
+    from agentctx.store.ids import NOW_ENV, to_iso
+
+    if moment is None:
+        yield
+        return
+    before = os.environ.get(NOW_ENV)
+    os.environ[NOW_ENV] = to_iso(moment)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOW_ENV, None)
+        else:
+            os.environ[NOW_ENV] = before
 
 
 def timed(call: Callable[[], T]) -> tuple[T, float]:

@@ -56,6 +56,12 @@ def _register() -> None:
     bench.register(app)
     from agentctx.cli import sync
     sync.register(app)
+    from agentctx.cli import team
+    team.register(app)
+    from agentctx.cli import web
+    web.register(app)
+    from agentctx.cli import why
+    why.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

@@ -59,9 +59,15 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
 
 def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """What agentctx holds for this project and what it has cost: records, tokens, USD."""
+    from dataclasses import asdict
+
+    from agentctx import team
+
     with open_store() as db:
         current = current_project(db, project)
         data = _status_data(db, current)
+        state = team.status(db, current, os.getcwd())
+        data["team"] = asdict(state) if state.enabled else None
     if json_out:
         for key in ("merge_candidates", "prune_candidates"):
             data[key] = [item._asdict() for item in data[key]]
@@ -80,6 +86,8 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
          f"{total['archived']} archived")
     if counts:
         echo("         " + " · ".join(f"{t} {c['current']}" for t, c in sorted(counts.items())))
+    if data["team"]:
+        echo(f"team     {data['team']['state']}: {data['team']['path']}")
     prefs = data["global_preferences"]
     if prefs:
         echo(f"profile  {prefs.get('current', 0)} global preferences")
@@ -218,9 +226,17 @@ def config_unset(key: str = typer.Argument(..., help="Knob name.")) -> None:
 def export(project: str | None = ProjectOption,
            out: Path | None = typer.Option(None, "--out", "-o", help="Write to this file."),
            superseded: bool = typer.Option(False, "--superseded",
-                                           help="Also list superseded records."),
+                                           help="Also list superseded records (md)."),
+           fmt: str = typer.Option("md", "--format",
+                                   help="md: the project as Markdown; json or jsonl: a backup of "
+                                        "the whole store (or of --project)."),
            ) -> None:
-    """Export the project's context as Markdown (by type, supersession chains shown)."""
+    """Export the project's context as Markdown, or back up the store as JSON / JSON Lines."""
+    if fmt not in ("md", "json", "jsonl"):
+        fail(f"--format takes md, json or jsonl, not {fmt!r}")
+    if fmt != "md":
+        _export_backup(project, out, fmt)
+        return
     from agentctx.export import render_markdown
 
     with open_store() as db:
@@ -230,6 +246,28 @@ def export(project: str | None = ProjectOption,
         return
     out.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {out}")
+
+
+def _export_backup(project: str | None, out: Path | None, fmt: str) -> None:
+    """``export --format json|jsonl``: every table but the derived ones (atomically to --out)."""
+    from agentctx.team import backupfile
+
+    with open_store() as db:
+        project_id = proj.get(db, project).id if project else None
+        writer = backupfile.write_jsonl if fmt == "jsonl" else backupfile.write_json
+        if out is None:
+            writer(db, sys.stdout, project_id)
+            return
+        temp = out.with_name(f".{out.name}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            with open(fd, "w", encoding="utf-8") as handle:
+                count = writer(db, handle, project_id)
+            os.replace(temp, out)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+    typer.echo(f"wrote {out} ({count} rows)")
 
 
 # ----------------------------------------------------------------------------------- demo
@@ -265,7 +303,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         os.chdir(base / "harbor")
         status(project=project_id, json_out=False)
         typer.echo("")
-        export(project=project_id, out=None, superseded=False)
+        export(project=project_id, out=None, superseded=False, fmt="md")
         if data["records"]:
             typer.echo(f"\nTry: AGENTCTX_HOME={home} agentctx tui   (or agentctx search "
                        "'how do we run tests')", err=True)

@@ -106,6 +106,53 @@ def longmemeval_command(
     typer.echo(longmemeval.render(report))
 
 
+@bench_app.command("projects")
+def projects_command(
+    held_out: bool = typer.Option(False, "--held-out",
+                                  help="Score the held-out prompts (score them once, at the end; "
+                                       "they are never studied)."),
+    project: list[str] = typer.Option([], "--project", "-p", metavar="NAME",
+                                      help="Only this evaluation project (repeatable)."),
+    show_misses: bool = typer.Option(False, "--misses",
+                                     help="List the tuning prompts the hook got wrong."),
+    json_output: bool = JsonOption,
+    model: str | None = ModelOption,
+) -> None:
+    """Score the per-prompt judgement on the evaluation projects (a mobile app, a data pipeline,
+    an infrastructure repository), before and after consolidation.
+
+    Reports, with 95% Wilson intervals: unanswerable prompts with no full record and with
+    nothing injected, the tokens injected on them, recall@3 (in full or as a pointer, and in full
+    only) by prompt kind, and supersession (the record now in force injected; older versions
+    never).
+    """
+    from agentctx.benchmarks import eval_judgement as judgement
+    from agentctx.benchmarks.coding_data import DataError
+
+    if show_misses and held_out:
+        fail("--misses lists tuning prompts only; drop --held-out")
+
+    def progress(name: str, done: int, total: int) -> None:
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r{name}: prompt {done}/{total}   ")
+            sys.stderr.flush()
+
+    try:
+        report = judgement.run(split="held-out" if held_out else "tuning", names=project,
+                               model_path=model, progress=progress)
+    except DataError as exc:
+        fail(f"benchmark data: {exc}")
+    finally:
+        if sys.stderr.isatty():
+            sys.stderr.write("\r" + " " * 60 + "\r")
+    if json_output:
+        print_json(judgement.to_json(report))
+        return
+    typer.echo(judgement.render(report))
+    if show_misses:
+        typer.echo("\ntuning misses (consolidated):\n" + judgement.misses(report))
+
+
 def register(app: typer.Typer) -> None:
     """Add ``agentctx bench`` to the CLI."""
     app.add_typer(bench_app, name="bench")

@@ -48,6 +48,16 @@ def current_project(db: Store, ref: str | None) -> Project:
     return proj.resolve(db, os.getcwd()).project
 
 
+def keep_team_file(db: Store, project: Project) -> None:
+    """After a write: bring the working folder's team file in step (projects that keep one);
+    a problem is one note on stderr, never a failed command."""
+    from agentctx import team
+
+    result = team.after_write(db, project, os.getcwd())
+    if result is not None and result.problem:
+        typer.echo(f"note: {result.problem}", err=True)
+
+
 def print_json(value: Any) -> None:
     """Print a JSON document (for ``--json``)."""
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False, default=str))

@@ -65,6 +65,8 @@ def summary(report: Report) -> list[str]:
     lines.append(f"  drift       {report.drift_flagged} records not reflected in CLAUDE.md "
                  f"({report.drift_scanned} projects scanned; agentctx sync shows them)")
     lines.append(f"  digests     {report.digests} rebuilt")
+    if report.team_files:
+        lines.append(f"  team files  {report.team_files} rewritten")
     if report.stopped:
         lines.append(f"stopped early: {report.stopped}")
     return lines

@@ -26,7 +26,7 @@ from agentctx.cli.common import (
 from agentctx.store import projects
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.judgement import Verdict
+    from agentctx.judgement import Decision, Verdict
 
 def pause(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """Pause agentctx for a project: no injection and no capture until 'agentctx resume'."""
@@ -51,8 +51,9 @@ def _set_paused(ref: str | None, paused: bool, json_out: bool) -> None:
 
 def preview(
     prompt: str = typer.Argument(..., help="The prompt, as you would type it in Claude Code."),
-    limit: int = typer.Option(5, "--limit", "-n", min=1, max=50,
-                              help="Candidates to show, injected or not."),
+    limit: int = typer.Option(5, "--limit", "-n", min=0, max=50,
+                              help="Rejected candidates to list beside what would be injected "
+                                   "(it never changes the decision)."),
     session: str | None = typer.Option(None, "--session",
                                        help="Leave out what this Claude Code session already "
                                             "holds (default: a fresh session)."),
@@ -60,8 +61,9 @@ def preview(
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
-    """Show what the per-prompt hook would inject for a prompt, and why each candidate was or
-    was not injected (relevance, matched words, cosine). Injects and records nothing."""
+    """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
+    pointer — and why each candidate was or was not (probability, relevance, matched words,
+    cosine). Injects and records nothing."""
     from agentctx import judgement
     from agentctx.store import records as rec
     from agentctx.store import sessions
@@ -71,63 +73,90 @@ def preview(
     knobs = judgement.settings(config.Config.load())
     with open_store() as db:
         target = current_project(db, project)
-        decision = judgement.Decision([], "", [])
+        decision = judgement.Decision([], "", [], [])
         if judgement.opted_out(prompt):
             why = "the prompt starts with #noctx"
+        elif judgement.own_command(prompt):
+            why = "the prompt is one of agentctx's own slash commands"
         elif target.paused:
             why = f"{target.name} is paused ('agentctx resume')"
         else:
             if session and sessions.get(db, session) is None:
                 fail(f"no session {session!r} in the store (see 'agentctx status')")
             seen = sessions.seen(db, session) if session else frozenset()
-            decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen,
-                                        candidates=limit)
+            decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen)
             why = ""
         semantic = judgement.semantic_check_state(db, knobs)
-        shorts = rec.short_ids(db, [v.hit.record.id for v in decision.verdicts])
-    verdicts, injected = decision.verdicts, decision.text
-    settings = {"threshold": knobs.min_relevance, "max_records": knobs.max_records,
-                "semantic_check": semantic}
+        listed = _listed(decision.verdicts, limit)
+        shorts = rec.short_ids(db, [v.hit.record.id for v in listed])
+    injected = decision.text
+    settings = {"full_confidence": knobs.full_confidence,
+                "pointer_confidence": knobs.pointer_confidence,
+                "max_records": knobs.max_records, "semantic_check": semantic}
     if json_out:
-        print_json({"project": target.id, "prompt": prompt, "skipped": why or None, **settings,
+        print_json({"project": target.id, "prompt": prompt,
+                    "skipped": why or decision.skipped or None, **settings,
+                    "injected": [h.record.id for h in decision.injected],
+                    "pointers": [h.record.id for h in decision.pointers],
                     "candidates": [{"id": v.hit.record.id, "short_id": shorts[v.hit.record.id],
                                     "type": v.hit.record.type, "title": v.hit.record.title,
-                                    "relevance": v.hit.relevance, "cosine": v.cosine,
-                                    "matched": list(v.hit.matched), "replaces": v.hit.via,
+                                    "probability": v.probability, "relevance": v.hit.relevance,
+                                    "cosine": v.cosine, "matched": list(v.hit.matched),
+                                    "replaces": v.hit.via, "dated": v.hit.dated,
                                     "outcome": v.outcome,
                                     "why": judgement.OUTCOMES[v.outcome]}
-                                   for v in verdicts],
+                                   for v in listed],
                     "injected_text": injected,
                     "tokens": estimate_tokens(injected) if injected else 0})
-    elif why:
-        typer.echo(f"nothing would be injected: {why}")
+    elif why or decision.skipped:
+        typer.echo(f"nothing would be injected: {why or decision.skipped}")
     else:
-        typer.echo(_preview_text(target.name, settings, verdicts, shorts, injected, text))
+        typer.echo(_preview_text(target.name, settings, listed, shorts, decision, text))
+
+
+def _listed(verdicts: list[Verdict], limit: int) -> list[Verdict]:
+    """Every candidate shown (or cut for room), then up to ``limit`` of the others."""
+    from agentctx.judgement import CUT, INJECT, POINTER
+
+    chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT)]
+    others = [v for v in verdicts if v.outcome not in (INJECT, POINTER, CUT)]
+    return chosen + others[:limit]
 
 
 def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Verdict],
-                  shorts: dict[str, str], injected: str, show_text: bool) -> str:
+                  shorts: dict[str, str], decision: Decision, show_text: bool) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    from agentctx.judgement import INJECT, OUTCOMES
+    from agentctx.judgement import OUTCOMES
 
-    lines = [f"{project_name}: threshold {settings['threshold']:.2f}, at most "
+    lines = [f"{project_name}: in full from probability {settings['full_confidence']:.2f}, "
+             f"pointers from {settings['pointer_confidence']:.2f}, at most "
              f"{settings['max_records']} records, semantic check {settings['semantic_check']}"]
     if not verdicts:
         lines.append("no record matches any word of the prompt")
     for v in verdicts:
+        chance = f"p {v.probability:.2f}" if v.probability is not None else "p  -  "
         cosine = f"cos {v.cosine:.2f}" if v.cosine is not None else "cos  -  "
-        lines.append(f"  {v.outcome:<7} {v.hit.relevance:.2f}  {cosine}  "
-                     f"{shorts[v.hit.record.id]:<12} {v.hit.record.type:<10} {v.hit.record.title}")
+        lines.append(f"  {v.outcome:<7} {chance}  rel {v.hit.relevance:.2f}  {cosine}  "
+                     f"{shorts[v.hit.record.id]:<12} {v.hit.record.type:<10} "
+                     f"{v.hit.record.title}")
         detail = OUTCOMES[v.outcome]
         if v.hit.matched:
             detail += "; matched: " + ", ".join(v.hit.matched)
+        if v.hit.via:
+            detail += f"; replaces {v.hit.via[:12]}"
+        if v.hit.dated:
+            detail += "; dated where the prompt points"
         lines.append(f"{'':10}{detail}")
-    count = sum(1 for v in verdicts if v.outcome == INJECT)
-    lines.append(f"would inject {count} record{'s' if count != 1 else ''}"
-                 + (f", {estimate_tokens(injected)} tokens" if count else ""))
-    if show_text and injected:
-        lines += ["", injected]
+    full, pointers = len(decision.injected), len(decision.pointers)
+    if full or pointers:
+        lines.append(f"would inject {full} record{'s' if full != 1 else ''} in full and "
+                     f"{pointers} pointer{'s' if pointers != 1 else ''}, "
+                     f"{estimate_tokens(decision.text)} tokens")
+    else:
+        lines.append("would inject nothing")
+    if show_text and decision.text:
+        lines += ["", decision.text]
     return "\n".join(lines)
 
 

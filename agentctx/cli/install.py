@@ -44,14 +44,29 @@ def init(
                                         help="Download the embedding model now."),
     yes: bool = YesOption,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
+    team_file: bool = typer.Option(False, "--team",
+                                   help="Also keep .agentctx/context.md for this folder's "
+                                        "project (a git repository)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
     from agentctx.install import apply_init, plan_init, preflight
 
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
+    if team_file:
+        from agentctx.team import worktree_of
+
+        if worktree_of(os.getcwd()) is None:
+            fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
+                 "changed")
     if download_model and no_embeddings:
         fail("--download-model and --no-embeddings contradict each other; pick one")
+    if _plugin_registers(scope, dry_run, no_llm, no_embeddings):
+        if team_file and not dry_run:
+            _team_on()
+        if download_model:
+            _download_model()
+        return
     try:
         plan = plan_init(scope)
     except InstallError as exc:
@@ -68,18 +83,7 @@ def init(
     except InstallError as exc:
         fail(str(exc))
 
-    home = config.ensure_home()
-    if not config.config_path().exists():  # defaults, ready to edit (private like the home)
-        fd = os.open(config.config_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with open(fd, "w", encoding="utf-8") as handle:
-            handle.write("{}\n")
-    if no_llm:
-        config.set_value("llm", "off")
-    if no_embeddings:
-        config.set_value("embeddings", "off")
-    from agentctx.store import Store
-
-    Store.open().close()  # creates or upgrades the store now, not in the first hook
+    home = _prepare_home(no_llm, no_embeddings)
     try:
         steps = apply_init(plan)
     except InstallError as exc:
@@ -98,8 +102,68 @@ def init(
         if scope == "project":
             typer.echo("note: Claude Code asks once to approve the servers of a project's "
                        ".mcp.json in interactive sessions")
+    if team_file:
+        _team_on()
     if download_model:
         _download_model()
+
+
+def _team_on() -> None:
+    from agentctx import team
+    from agentctx.store import Store
+    from agentctx.store import projects as proj
+
+    with Store.open() as db:
+        project = proj.resolve(db, os.getcwd()).project
+        result = team.turn_on(db, project, os.getcwd())
+    typer.echo(f"team file on for {project.name}: {jf.display(Path(result.path))} "
+               "(merged with union in git)")
+    if result.problem:
+        typer.echo(f"note: {result.problem}")
+def _prepare_home(no_llm: bool, no_embeddings: bool) -> Path:
+    """The home with its config (defaults, ready to edit) and the store, created or upgraded."""
+    home = config.ensure_home()
+    if not config.config_path().exists():  # defaults, ready to edit (private like the home)
+        fd = os.open(config.config_path(), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "w", encoding="utf-8") as handle:
+            handle.write("{}\n")
+    if no_llm:
+        config.set_value("llm", "off")
+    if no_embeddings:
+        config.set_value("embeddings", "off")
+    from agentctx.store import Store
+
+    Store.open().close()  # creates or upgrades the store now, not in the first hook
+    return home
+
+
+def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bool) -> bool:
+    """When the agentctx plugin is enabled here, say so and only prepare the home: the plugin
+    already registers the hooks and the MCP server, and a second copy would run every hook
+    twice. Returns whether it was."""
+    from agentctx.install import entries, jsonfile, plugin
+
+    enabled = plugin.enabled_plugins()
+    if not enabled:
+        return False
+    typer.echo(f"agentctx init ({scope} scope): the Claude Code plugin "
+               f"{enabled[0].describe()} registers agentctx's hooks and MCP server; "
+               "nothing to register")
+    for path in plugin.settings_files():
+        try:
+            ours = entries.has_ours("settings", jsonfile.load(path).data)
+        except InstallError:
+            continue
+        if ours:
+            typer.echo(f"note: {jf.display(path)} also holds hooks of an earlier 'agentctx "
+                       "init'; 'agentctx uninstall' removes them so that no hook runs twice")
+    if dry_run:
+        typer.echo("dry run: nothing was written")
+        return True
+    home = _prepare_home(no_llm, no_embeddings)
+    typer.echo(f"home: {jf.display(home)}")
+    typer.echo("done: 'agentctx doctor' (or /agentctx:doctor in Claude Code) checks the setup")
+    return True
 
 
 def _download_model() -> None:

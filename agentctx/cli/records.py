@@ -19,12 +19,14 @@ from agentctx.cli.common import (
     YesOption,
     current_project,
     fail,
+    keep_team_file,
     open_store,
     print_json,
 )
 from agentctx.store import chains, details, graph
 from agentctx.store import records as rec
 from agentctx.store import search as srch
+from agentctx.store.db import Store
 from agentctx.store.models import RECORD_TYPES, Draft
 
 _TYPES_HELP = "Record type: " + ", ".join(RECORD_TYPES) + "."
@@ -72,6 +74,7 @@ def record(
                 node = graph.ensure_node(db, created.project_id, kind,
                                          graph.relative_name(name, proj.root).rstrip("/"))
                 graph.link_record(db, created.id, node)
+        keep_team_file(db, proj)
         if json_out:
             print_json(render.record_dict(created))
         else:
@@ -178,6 +181,7 @@ def edit(
                 return
         updated = rec.update(db, record.id, title=title, body=_body(body) if body else body,
                              actor="cli")
+        _keep_team_file_of(db, updated.project_id)
         typer.echo(f"updated {updated.id}")
 
 
@@ -232,6 +236,7 @@ def supersede(
             successor = Draft(type="", title=title or "", body=_body(body), source="cli",
                               confidence="explicit", valid_from=valid_from)
         new = rec.supersede(db, old.id, successor, why, actor="cli")
+        _keep_team_file_of(db, new.project_id)
         if json_out:
             print_json(render.record_dict(new))
         else:
@@ -241,13 +246,17 @@ def supersede(
 def pin(record_id: str = typer.Argument(..., help="Record id or prefix.")) -> None:
     """Pin a record: always ranked first, never pruned."""
     with open_store() as db:
-        typer.echo(f"pinned {rec.set_pinned(db, record_id, True).id}")
+        pinned = rec.set_pinned(db, record_id, True)
+        _keep_team_file_of(db, pinned.project_id)
+        typer.echo(f"pinned {pinned.id}")
 
 
 def unpin(record_id: str = typer.Argument(..., help="Record id or prefix.")) -> None:
     """Unpin a record."""
     with open_store() as db:
-        typer.echo(f"unpinned {rec.set_pinned(db, record_id, False).id}")
+        unpinned = rec.set_pinned(db, record_id, False)
+        _keep_team_file_of(db, unpinned.project_id)
+        typer.echo(f"unpinned {unpinned.id}")
 
 
 def history(record_id: str = typer.Argument(..., help="Any record of the chain."),
@@ -276,7 +285,19 @@ def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
                 "This cannot be undone", default=False):
             fail("nothing forgotten")
         rec.forget(db, record.id, actor="cli")
+        _keep_team_file_of(db, record.project_id)
         typer.echo(f"forgot {record.id}")
+
+
+def _keep_team_file_of(db: Store, project_id: str) -> None:
+    from agentctx.store import projects as proj
+    from agentctx.store.errors import NotFound
+
+    try:
+        project = proj.get(db, project_id)
+    except NotFound:  # the global profile: no team file
+        return
+    keep_team_file(db, project)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,23 +2,30 @@
 
 The rule — two current records of the same project and type are near-duplicates when
 
-1. their embeddings' cosine exceeds the ``near_duplicate_cosine`` knob (default 0.92), **and**
+1. their embeddings' cosine exceeds the ``near_duplicate_cosine`` knob (default 0.85), **and**
 2. they overlap clearly in words: every *distinctive* title term of either record (a term that at
    most :data:`DISTINCTIVE_SHARE` of the compared records carry, and at least the two of the
    pair) appears in both records, and at least :data:`MIN_JACCARD` of their combined terms are
-   shared. Terms are the search's terms (stop words dropped) with plural and tense endings folded.
+   shared. Terms are the search's terms (stop words dropped) with plural and tense endings folded;
+   words that only phrase a decision ("use", "is", "adopt": :data:`PHRASING`) are never
+   distinctive. When the two bodies say the same (each of at least :data:`SAME_BODY_MIN_TERMS`
+   terms, and at most one term in one and not the other), one distinctive title word may be
+   missing from the other record: "Queue is RabbitMQ" and "Jobs use RabbitMQ" over "Background
+   jobs go through RabbitMQ" pair up, "Use SQLite" and "Use WAL" over one body do not.
 
 Why both: with static embeddings, distinct notes written from one template are close.
-Calibrated on the real small model (``minilm-static-256``) with 360 template notes (3 types ×
-120, e.g. "Use {tool} for {role}", 40 tools × 20 roles) and 9 restated pairs (the same fact worded
-twice): 513 pairs of *distinct* template notes exceed cosine 0.92, and among such pairs plain term
-Jaccard reaches 0.89 and IDF-weighted Jaccard 0.70, while restatements range from 0.41 to 0.94 —
-no overlap threshold alone separates them. What tells them apart is the distinctive words of the
-title (``MySQL`` versus ``Grafana``): the rule above flags none of the 513 template pairs and all 7
-restatements whose cosine exceeds 0.92 (``tests/consolidate/test_real_model.py`` re-runs this).
-The 2 restatements under 0.92 (paraphrases sharing few words, at 0.89–0.92) are missed on purpose:
-a missed merge costs a few tokens, a wrong one loses a fact. In a small group (under ten records of
-a type) every title word counts as distinctive, so only restatements with the same key words pair.
+Calibrated on the real small model (``minilm-static-256``, records embedded as
+``[type] title + body``) with 360 template notes (3 types × 120, e.g. "Use {tool} for {role}",
+40 tools × 20 roles) and 11 restated pairs (the same fact worded twice): over 2,000 pairs of
+*distinct* template notes exceed cosine 0.85 (7,000 exceed 0.80), and among such pairs plain term
+Jaccard reaches 0.89, while restatements range from 0.38 to 0.94 — no overlap threshold alone
+separates them. What tells them apart is the distinctive words of the title (``MySQL`` versus
+``Grafana``): the rule above flags none of the template pairs over 0.80 and 8 of the 11
+restatements at 0.85 (``tests/consolidate/test_real_model.py`` re-runs this). Restatements under
+0.85 (paraphrases sharing few words: "Prefers tabs over spaces" / "Use tabs for indentation") are
+missed on purpose: a missed merge costs a few tokens, a wrong one loses a fact. In a small group
+(under ten records of a type) every title word counts as distinctive, so only restatements with
+the same key words pair.
 
 A near-duplicate pair is stored as a ``near_duplicate`` edge (weight = cosine) and listed by
 :func:`agentctx.consolidate.merge_candidates`. When a judge (a low-temperature model call) is
@@ -46,6 +53,7 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 DISTINCTIVE_SHARE = 0.2
 MIN_JACCARD = 0.3
+SAME_BODY_MIN_TERMS = 3
 BLOCK_ROWS = 1024  # rows of the similarity matrix computed at once
 _CONFIDENCE_RANK = {"inferred": 0, "reinforced": 1, "explicit": 2}
 
@@ -71,6 +79,13 @@ def stem(term: str) -> str:
                 base = base[:-1]
             return base
     return term
+
+
+# Words that phrase a decision rather than name its subject, folded as terms are.
+PHRASING = frozenset(stem(w) for w in (
+    "use", "uses", "used", "using", "is", "are", "be", "via", "adopt", "adopted", "prefer",
+    "prefers", "preferred", "switch", "switched", "move", "moved", "go", "goes", "stay", "stays",
+    "keep", "keeps", "choose", "chose", "chosen", "pick", "picked", "always", "never", "new"))
 
 
 class _Terms:
@@ -102,12 +117,19 @@ class Doc(NamedTuple):
 
     terms: frozenset[str]
     title_terms: frozenset[str]
+    body_terms: frozenset[str] = frozenset()
 
 
 def docs_for(records: Sequence[tuple[str, str]]) -> list[Doc]:
     """Lexical profiles of ``(title, body)`` pairs."""
     terms = _Terms()
-    return [Doc(terms(f"{title} {body}"), terms(title)) for title, body in records]
+    return [Doc(terms(f"{title} {body}"), terms(title), terms(body)) for title, body in records]
+
+
+def same_body(a: Doc, b: Doc) -> bool:
+    """Whether two records' bodies say the same: both substantial, one term apart at most."""
+    return (min(len(a.body_terms), len(b.body_terms)) >= SAME_BODY_MIN_TERMS
+            and len(a.body_terms ^ b.body_terms) <= 1)
 
 
 def document_frequency(docs: Sequence[Doc]) -> dict[str, int]:
@@ -129,9 +151,12 @@ def lexical_overlap(a: Doc, b: Doc, df: dict[str, int], group_size: int) -> floa
     if jaccard < MIN_JACCARD:
         return None
     ceiling = max(2, math.floor(DISTINCTIVE_SHARE * group_size))
-    for term in a.title_terms | b.title_terms:
-        if df.get(term, 0) <= ceiling and term not in shared:
-            return None
+    unshared = [term for term in (a.title_terms | b.title_terms) - PHRASING
+                if df.get(term, 0) <= ceiling and term not in shared]
+    # Over the same body one title may carry a label word the other lacks ("Queue is RabbitMQ"
+    # / "Jobs use RabbitMQ"); a word on each side names two subjects ("Use SQLite" / "Use WAL").
+    if len(unshared) > (1 if same_body(a, b) else 0):
+        return None
     return jaccard
 
 

@@ -33,13 +33,14 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from agentctx import config
 from agentctx.store import projects as proj
 from agentctx.store import upkeep, vectors
 from agentctx.store.db import Store
+from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import to_iso
 from agentctx.store.models import GLOBAL_PROJECT
 
@@ -53,7 +54,8 @@ LOCK_NAME = "consolidate"
 META_LAST_RUN = "consolidate_last_run"
 DEFAULT_BATCH = 1024
 MERGE_REVIEWS_PER_RUN = 20
-STEPS = ("embed", "query-model", "duplicates", "scores", "archive", "index", "drift", "digests")
+STEPS = ("embed", "query-model", "duplicates", "scores", "archive", "team", "index", "drift",
+         "digests")
 
 Progress = Callable[[str], None]
 
@@ -81,6 +83,7 @@ class Report:
     drift_scanned: int = 0  # projects whose memory files were scanned
     drift_flagged: int = 0  # their records missing from or contradicted by the memory files
     digests: int = 0
+    team_files: int = 0  # team files (.agentctx/context.md) rewritten
     seconds: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
@@ -114,7 +117,7 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
 
     with exclusive(LOCK_NAME) as mine:
         if not mine:
-            return Report(started_at=to_iso(now or datetime.now(UTC)),
+            return Report(started_at=to_iso(now or clock_now()),
                           skipped="another consolidation is running")
         cfg = cfg or config.Config.load()
         if judge == "auto":
@@ -124,7 +127,7 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
         return _run(db, project_ids=project_ids, cfg=cfg, embeddings=embeddings, model=model,
                     judge=judge if callable(judge) else None, time_limit_s=time_limit_s,
                     batch_size=max(1, batch_size), progress=progress or (lambda _line: None),
-                    now=now or datetime.now(UTC))
+                    now=now or clock_now())
 
 
 def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, embeddings: bool,
@@ -167,7 +170,8 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
                                                      progress))]
     steps += [("scores", lambda: _scores(db, scope, cfg, now, clock, report, progress)),
               ("archive", lambda: _archive(db, scope, cfg, now, batch_size, clock, report,
-                                           progress))]
+                                           progress)),
+              ("team", lambda: _team_files(db, scope, report, progress))]
     if model is not None:
         steps.append(("index", lambda: _index(db, model, progress)))
     steps.append(("drift", lambda: _drift(db, scope, model, clock, report, progress)))
@@ -303,6 +307,33 @@ def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
         report.drift_flagged += found.flagged
     progress(f"CLAUDE.md drift: {report.drift_flagged} records flagged in "
              f"{report.drift_scanned} projects")
+    return True
+
+
+def _team_files(db: Store, scope: Sequence[str] | None, report: Report,
+                progress: Progress) -> bool:
+    """Bring the team file of each opted-in project in step: the one of the working folder's
+    worktree when it belongs to the project, else the one at the project's root."""
+    import os
+
+    from agentctx import team
+    from agentctx.store import teamstate
+    from agentctx.store.errors import NotFound
+
+    wanted = set(teamstate.enabled_projects(db))
+    for project_id in _scope_projects(db, scope):
+        if project_id not in wanted:
+            continue
+        try:
+            project = proj.get(db, project_id)
+        except NotFound:
+            continue
+        result = team.after_write(db, project, os.getcwd())
+        if result is not None and result.written:
+            report.team_files += 1
+        if result is not None and result.problem:
+            log.warning("%s", result.problem)
+    progress(f"team files: {report.team_files} rewritten")
     return True
 
 

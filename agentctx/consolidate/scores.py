@@ -1,5 +1,7 @@
 """Decay scores: score = base_relevance × access_decay × recency_decay × confidence_weight.
 
+Only discoveries, bugfixes and handovers decay, and never a worktree's latest handover.
+
 The formula and every constant live in :mod:`agentctx.store.scoring` (shared with search). This
 module recomputes the score of every current record, keeps ``low_score_since`` (when the score
 fell under the ``prune_score`` knob, read off the decay curve) and writes only what changed, in
@@ -24,7 +26,7 @@ def compute(item: upkeep.ScoreInput, threshold: float, now: datetime,
             ) -> tuple[float, str | None]:
     """The new ``(score, low_score_since)`` of one record."""
     factors = score_factors(item.type, item.confidence, item.valid_from, item.last_accessed,
-                            item.access_count, now)
+                            item.access_count, now, kept_fresh=item.latest_handover)
     since = low_since(item.type, factors, threshold)
     return round(factors.score, SCORE_DECIMALS), None if since is None else to_iso(since)
 

@@ -2,13 +2,17 @@
 
 What to inject is the per-prompt judgement, :func:`agentctx.judgement.decide` (the same one
 ``agentctx preview`` shows): the store's one search, records already injected into this session
-left out, at most ``prompt_records`` (≤ 3) records whose relevance reaches
-``prompt_min_relevance``, the semantic check, within ``prompt_tokens`` (≤ 2,000) tokens and
-``injection_chars`` (≤ 8,000) characters. This hook does the accounting: each injection leaves a
-receipt (the prompt's first 80 characters, redacted, and each record's relevance and matched
-words), counts one access per record and marks the records injected, and the prompt — redacted —
-joins the session's recent prompts (consolidation ranks against them). A prompt starting with
-``#noctx`` gets nothing that turn: no injection, no receipt, and the prompt is not kept.
+left out, each candidate's probability of answering the prompt, nothing unless the likeliest one
+reaches ``prompt_pointer_confidence``, then at most ``prompt_records`` (≤ 3) records — in full
+from ``prompt_full_confidence``, else as one-line pointers — within ``prompt_tokens`` (≤ 2,000)
+tokens and ``injection_chars`` (≤ 8,000) characters. This hook does the accounting: each
+injection leaves a receipt (the prompt's first 80 characters, redacted, and each record's
+relevance, matched words and whether it was a pointer), counts one access per record shown in
+full and marks those injected (a pointer may still come in full later), and the prompt —
+redacted — joins the session's recent prompts (consolidation ranks against them). A prompt
+starting with ``#noctx`` gets nothing that turn: no injection, no receipt, and the prompt is not
+kept; so does one of agentctx's own slash commands (``/agentctx:why`` explains the prompt before
+it).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ PROMPT_KEEP_CHARS = 2000
 def handle(ctx: HookContext) -> str | None:
     """Search, inject and account; returns the text to inject (``None`` for nothing)."""
     prompt = ctx.text("prompt")
-    if judgement.opted_out(prompt):
+    if judgement.opted_out(prompt) or judgement.own_command(prompt):
         return None
     db = ctx.store()
     project = ctx.resolved().project
@@ -37,7 +41,7 @@ def handle(ctx: HookContext) -> str | None:
     cfg = ctx.cfg
     decision = judgement.decide(db, project.id, project.name, prompt, judgement.settings(cfg),
                                 seen=sessions.seen(db, session_id))
-    text, shown = decision.text, decision.injected
+    text, full, shown = decision.text, decision.injected, decision.shown
     keep = cfg.get_int("recent_prompts") if prompt.strip() else 0
     redacted = ""
     if keep > 0 or text:
@@ -51,11 +55,13 @@ def handle(ctx: HookContext) -> str | None:
             sessions.append_meta(db, session_id, "prompts",
                                  {"at": now_iso(), "text": redacted[:PROMPT_KEEP_CHARS]}, keep)
         if text:
-            ids = [h.record.id for h in shown]
             sessions.add_receipt(db, session_id=session_id, project_id=project.id, event=EVENT,
-                                 record_ids=ids, scores=[h.relevance for h in shown],
+                                 record_ids=[h.record.id for h in shown],
+                                 scores=[h.relevance for h in shown],
                                  tokens=estimate_tokens(text), chars=len(text),
-                                 prompt=redacted, matched=[h.matched for h in shown])
+                                 prompt=redacted, matched=[h.matched for h in shown],
+                                 pointers=[h.record.id for h in decision.pointers])
+            ids = [h.record.id for h in full]
             sessions.mark_seen(db, session_id, ids)
             records.touch(db, ids)
     return text or None

@@ -10,13 +10,16 @@ session's set of already-injected records is reset before the digest's records a
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from agentctx import digest
 from agentctx.hooks.context import HookContext, describe, log_problem
-from agentctx.store import digests, records, sessions
+from agentctx.store import digests, records, sessions, teamstate
+from agentctx.store.db import Store
 from agentctx.store.errors import StoreLocked
+from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import to_iso
 
 EVENT = "SessionStart"
@@ -48,7 +51,37 @@ def handle(ctx: HookContext) -> str | None:
                                      event=EVENT, source=source, record_ids=served.record_ids,
                                      scores=(), tokens=served.tokens, chars=len(served.text))
             sessions.mark_seen(db, session_id, served.record_ids)
+    _catch_up_team_file(ctx, project.id, resolved.worktree)
     return served.text or None
+
+
+def _catch_up_team_file(ctx: HookContext, project_id: str, worktree: str) -> None:
+    """Worktrees catch up here: when this worktree's team file is behind (see
+    :func:`team_file_stale`), ``agentctx team sync`` runs in the background."""
+    if not team_file_stale(ctx.store(), project_id, worktree):
+        return
+    try:
+        from agentctx.background import spawn_detached
+
+        spawn_detached(["team", "sync", "--quiet", "--cwd", worktree], log_name="team.log")
+    except OSError as exc:
+        log_problem(ctx.event, ctx.session_id, f"team file sync not started: {describe(exc)}")
+
+
+def team_file_stale(db: Store, project_id: str, worktree: str) -> bool:
+    """Whether the project keeps a team file and this worktree's is not what was last written
+    (a pull, a merge, another worktree's writes). Two reads and a ``stat``."""
+    if not teamstate.is_enabled(db, project_id):
+        return False
+    path = os.path.join(worktree, ".agentctx", "context.md")
+    state = teamstate.written(db, path)
+    try:
+        found = os.stat(path)
+    except OSError:
+        return True
+    return not (state is not None and found.st_size == state.size
+                and found.st_mtime_ns == state.mtime_ns
+                and state.change_counter == db.change_counter())
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:
@@ -59,7 +92,7 @@ def _just_recorded(ctx: HookContext, source: str) -> bool:
     last = sessions.last_receipt(ctx.store(), ctx.session_id, EVENT, source)
     if last is None:
         return False
-    cutoff = to_iso(datetime.now(UTC) - timedelta(seconds=window))
+    cutoff = to_iso(clock_now() - timedelta(seconds=window))
     return last.created_at >= cutoff
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, date, datetime
+from datetime import date
 from functools import lru_cache
 from importlib import resources
 from typing import Any, NamedTuple
+
+from agentctx.store.ids import now as clock_now
 
 _SNAPSHOT = re.compile(r"-\d{8}$")
 
@@ -70,7 +72,7 @@ class PriceTable:
 
     def price(self, model: str, on: date | None = None) -> tuple[Price, bool]:
         """The price of ``model`` on day ``on`` (today) and whether the model is known."""
-        day = (on or datetime.now(UTC).date()).isoformat()
+        day = (on or clock_now().date()).isoformat()
         name = self.canonical(model)
         if name is not None:
             return _in_force(self.models[name], day), True

@@ -285,6 +285,7 @@ def record(db: Store, where: Where, type_: str, title: str, body: str, *,
             old = None
             new = rec.add(db, draft, project_id=where.project.id)
         _link_files(db, where.project.id, new, names)
+    _keep_team_file(db, where)
     text = f"Recorded {new.id} ({new.type}" + (", global" if new.scope == "global" else "")
     text += f"): {new.title}"
     if old is not None:
@@ -310,11 +311,19 @@ def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: st
         # The successor is about the same code as the record it replaces.
         for node, rel in graph.entities_of(db, old.id):
             graph.link_record(db, new.id, node, rel)
+    _keep_team_file(db, where)
     return (f"Superseded {old.id} ({old.title}).\nCurrent now: {new.id} ({new.type}): "
             f"{new.title}")
 
 
 # ---------------------------------------------------------------------------------- helpers
+
+
+def _keep_team_file(db: Store, where: Where) -> None:
+    """The worktree's team file follows the write (projects that keep one; never fails)."""
+    from agentctx import team
+
+    team.after_write(db, where.project, where.root)
 
 
 def _touch(db: Store, ids: Sequence[str]) -> None:

@@ -112,6 +112,26 @@ def entities_of(db: Store, record_id: str) -> list[EntityLink]:
     return [EntityLink(Node(*row[:4]), row[4]) for row in rows]
 
 
+class FileLink(NamedTuple):
+    """A current record linked to a file entity of its project."""
+
+    record_id: str
+    file: str
+    rel: str
+
+
+def file_links(db: Store, project_id: str, *, limit: int = 500) -> list[FileLink]:
+    """Links from the project's current records to its files, newest record first (the web
+    view's file graph); at most ``limit`` links."""
+    rows = db.rows("SELECT re.record_id, n.name, re.rel FROM nodes n "
+                   "JOIN record_entities re ON re.entity_id = n.id "
+                   "JOIN records r ON r.id = re.record_id "
+                   "WHERE n.project_id = ? AND n.kind = 'file' AND r.superseded_at IS NULL "
+                   "ORDER BY r.valid_from DESC, r.pk DESC, n.name LIMIT ?",
+                   (project_id, max(0, limit)))
+    return [FileLink(row[0], row[1], row[2]) for row in rows]
+
+
 def parent_modules(name: str) -> list[str]:
     """The folders containing a file, innermost first: ``a/b/c.py`` → ``['a/b', 'a']``."""
     parts = name.split("/")[:-1]

@@ -31,9 +31,28 @@ def normalize_prefix(text: str) -> str:
     return text.strip().upper().replace("I", "1").replace("L", "1").replace("O", "0")
 
 
+NOW_ENV = "AGENTCTX_NOW"
+
+
+def now() -> datetime:
+    """The current UTC time: agentctx's one clock.
+
+    ``AGENTCTX_NOW=<ISO 8601>`` fixes it for a process (hooks, preview, search, consolidation and
+    the TUI all read it here), so benchmarks and snapshots see the same "now" on every run; a
+    value that does not parse is ignored (``agentctx doctor`` says so).
+    """
+    fixed = os.environ.get(NOW_ENV)
+    if fixed:
+        try:
+            return parse_time(fixed).astimezone(UTC)
+        except ValueError:
+            pass
+    return datetime.now(UTC)
+
+
 def now_iso() -> str:
-    """The current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
-    return to_iso(datetime.now(UTC))
+    """The current UTC time (:func:`now`) as ISO 8601 with milliseconds and a ``Z`` suffix."""
+    return to_iso(now())
 
 
 def to_iso(moment: datetime) -> str:

@@ -90,6 +90,12 @@ class Hit(NamedTuple):
     relevance: float  # 0-1: IDF-weighted share of the query's terms the record matches
     matched: tuple[str, ...]  # query terms found in the record
     via: str | None = None  # id of a superseded record whose match surfaced this current one
+    dated: bool = False  # valid_from inside the prompt's time window ("last week")
+    # Absolute evidence: the summed weight (IDF) of the matched terms, in units of the weight of
+    # a term found in a single record, so about how many telling words it matches;
+    # relevance is their share of all the prompt's terms, so a long prompt dilutes relevance but
+    # not strength.
+    strength: float = 0.0
 
 
 class Edge(NamedTuple):
@@ -119,6 +125,7 @@ class ReceiptItem(NamedTuple):
     record_id: str
     score: float | None  # its relevance, for a per-prompt injection
     matched: tuple[str, ...]  # the prompt words it matched
+    pointer: bool = False  # shown as a one-line pointer, not in full
 
 
 class Receipt(NamedTuple):
@@ -136,12 +143,15 @@ class Receipt(NamedTuple):
     created_at: str
     prompt: str | None = None  # the prompt's first characters, redacted (per-prompt injections)
     matched: tuple[tuple[str, ...], ...] = ()  # per record: the prompt words it matched
+    pointers: tuple[str, ...] = ()  # the records shown as one-line pointers, not in full
 
     @property
     def items(self) -> tuple[ReceiptItem, ...]:
-        """Each injected record with its score and matched words (missing ones: ``None``/())."""
+        """Each injected record with its score, matched words (missing ones: ``None``/()) and
+        whether it was a pointer."""
         return tuple(ReceiptItem(rid, self.scores[i] if i < len(self.scores) else None,
-                                 self.matched[i] if i < len(self.matched) else ())
+                                 self.matched[i] if i < len(self.matched) else (),
+                                 rid in self.pointers)
                      for i, rid in enumerate(self.record_ids))
 
 

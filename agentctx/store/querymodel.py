@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import os
 import sqlite3
 import struct
@@ -129,15 +130,14 @@ class QueryModel:
         if not tokens:
             return None
         rows = self._lookup(tokens)
-        total = [0.0] * self.dim
+        total: list[float] = [0.0] * self.dim
         count = 0
         for token in tokens:
             blob = rows.get(token)
             if blob is None or len(blob) != self.dim * _HALF:
                 continue
             count += 1
-            for i, value in enumerate(self._unpack(blob)):
-                total[i] += value
+            total = list(map(operator.add, total, self._unpack(blob)))
         if not count:
             return None
         return unit(total)
@@ -180,18 +180,20 @@ def _is_cjk(ch: str) -> bool:
 
 def unit(vector: Sequence[float]) -> tuple[float, ...] | None:
     """``vector`` scaled to length 1 (``None`` for a zero vector)."""
-    norm = math.sqrt(sum(v * v for v in vector))
+    norm = math.sqrt(sum(map(operator.mul, vector, vector)))
     if norm == 0.0:
         return None
-    return tuple(v / norm for v in vector)
+    scale = 1.0 / norm
+    return tuple(v * scale for v in vector)
 
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """The cosine of two vectors (0.0 when either is zero or they differ in length)."""
     if len(a) != len(b):
         return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    # map(operator.mul, …) runs in C: a few times faster than a generator on the hook's path.
+    dot = sum(map(operator.mul, a, b))
+    norm = math.sqrt(sum(map(operator.mul, a, a)) * sum(map(operator.mul, b, b)))
     return dot / norm if norm else 0.0
 
 

@@ -33,6 +33,8 @@ COLUMNS = (
     "claudemd_drift_score, source, session_id, pending_embedding, updated_at"
 )
 TABLES = ("records", "records_archive")
+# Fields the team file (.agentctx/context.md) shows: a change of one bumps the revision.
+SHARED_FIELDS = frozenset({"title", "body", "pinned", "confidence"})
 SHORT_ID_MIN = 8
 HISTORY_MAX_DEPTH = 50
 
@@ -380,11 +382,14 @@ def _insert(db: Store, draft: Draft, project_id: str) -> Record:
 
 def update(db: Store, ref: str, *, title: str | None = None, body: str | None = None,
            pinned: bool | None = None, confidence: str | None = None,
-           reinforce_count: int | None = None, actor: str = "cli") -> Record:
+           reinforce_count: int | None = None, actor: str = "cli",
+           revision: int | None = None) -> Record:
     """Change fields of a record in place, keeping its id; old values go to ``edits``.
 
     Meant for corrections (typos, pinning, confidence). A change of meaning should be a
-    :func:`supersede`. Superseded and archived records cannot be edited.
+    :func:`supersede`. Superseded and archived records cannot be edited. A change of what the
+    team file shows (title, body, pinned, confidence) bumps the record's revision by one, or sets
+    it to ``revision`` (an import taking a teammate's newer edit).
     """
     record = get(db, ref)
     if record.archived:
@@ -418,8 +423,14 @@ def update(db: Store, ref: str, *, title: str | None = None, body: str | None = 
                         isinstance(old, bool) else old), str(value), actor, now))
         assignments = ", ".join(f"{field} = ?" for field in changes)
         embedding_stale = ", pending_embedding = 1" if {"title", "body"} & changes.keys() else ""
-        db.execute(f"UPDATE records SET {assignments}, updated_at = ?{embedding_stale} "
-                   "WHERE id = ?", [*changes.values(), now, record.id])
+        params: list[object] = [*changes.values(), now]
+        revised = ""
+        if revision is not None:
+            revised, params = ", revision = ?", [*params, revision]
+        elif SHARED_FIELDS & changes.keys():
+            revised = ", revision = revision + 1"
+        db.execute(f"UPDATE records SET {assignments}, updated_at = ?{embedding_stale}{revised} "
+                   "WHERE id = ?", [*params, record.id])
     return get(db, record.id)
 
 

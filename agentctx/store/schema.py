@@ -279,6 +279,28 @@ def m005_drift_dismissals(db: Database) -> None:
                "WHERE superseded_at IS NULL AND claudemd_drift_score > 0")
 
 
+@MIGRATIONS()
+def m006_receipt_pointers(db: Database) -> None:
+    """Per-prompt receipts name the records shown as one-line pointers (a JSON list of ids, a
+    subset of ``record_ids``); the others were injected in full. Older receipts have none."""
+    db.execute("ALTER TABLE injections ADD COLUMN pointers TEXT NOT NULL DEFAULT '[]'")
+
+
+@MIGRATIONS()
+def m007_team_file_state(db: Database) -> None:
+    """The team file (``.agentctx/context.md``): a revision per record that every edit of what the
+    file shows bumps (an import compares it), the projects that opted in, and what was last
+    written to each worktree's file (so a SessionStart can tell cheaply whether it is behind)."""
+    db.execute("ALTER TABLE records ADD COLUMN revision INTEGER NOT NULL DEFAULT 1")
+    db.execute("ALTER TABLE records_archive ADD COLUMN revision INTEGER NOT NULL DEFAULT 1")
+    db.execute("""CREATE TABLE team_projects (
+        project_id TEXT PRIMARY KEY, enabled_at TEXT NOT NULL)""")
+    db.execute("""CREATE TABLE team_files (
+        path TEXT PRIMARY KEY, project_id TEXT NOT NULL, sha256 TEXT NOT NULL,
+        size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, change_counter INTEGER NOT NULL,
+        written_at TEXT NOT NULL)""")
+
+
 @contextmanager
 def _file_lock(path: Path) -> Iterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)

@@ -1,8 +1,10 @@
 """Ranking and decay constants, in one place.
 
 Search multiplies its BM25 score by a type weight, a recency factor and a confidence weight;
-consolidation's decay score uses the same half-lives. ``None`` as a half-life means "never decays"
-(decisions and conventions change only by supersession).
+consolidation's decay score uses the same half-lives. ``None`` as a half-life means "never decays":
+decisions, conventions, preferences and profile facts change only by supersession — a fact in
+force does not lose truth by not being read. Discoveries, bugfixes and handovers decay (each
+worktree's latest handover excepted: it is where the next session starts).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import math
 from datetime import UTC, datetime, timedelta
 
 from agentctx.lean import NamedTuple
+from agentctx.store.ids import now as clock_now
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {
@@ -28,7 +31,7 @@ HALF_LIFE_DAYS: dict[str, float | None] = {
     "decision": None,
     "convention": None,
     "profile": None,
-    "preference": 365.0,
+    "preference": None,
     "discovery": 90.0,
     "bugfix": 90.0,
     "handover": 7.0,
@@ -90,7 +93,7 @@ def absent_word_weight(rank: int | None) -> float:
 
 def age_days(valid_from: str, now: datetime | None = None) -> float:
     """Days between ``valid_from`` (ISO, as stored) and now; 0 for future or unparsable dates."""
-    moment = now or datetime.now(UTC)
+    moment = now or clock_now()
     try:
         then = datetime.fromisoformat(valid_from.replace("Z", "+00:00"))
     except ValueError:
@@ -119,17 +122,17 @@ def recency(type_: str, days: float) -> float:
 # * base_relevance — what a record of this type is worth when fresh (BASE_RELEVANCE).
 # * recency_decay — ``decay(type, days)``, the days counted from the record's last use (its
 #   ``last_accessed``, else its ``valid_from``): using a record keeps it fresh. Decisions,
-#   conventions and profile facts never decay (they change only by supersession); preferences
-#   decay slowly (a year's half-life), discoveries and bugfixes over months, handovers within a
-#   week (HALF_LIFE_DAYS above).
+#   conventions, preferences and profile facts never decay (they change only by supersession);
+#   discoveries and bugfixes decay over months, handovers within a week (HALF_LIFE_DAYS above),
+#   except each worktree's latest handover, which is kept fresh (``kept_fresh``).
 # * access_decay — the usage factor: a record nobody ever fetched keeps ACCESS_FLOOR of its
 #   weight and each fetch closes half of the remaining gap (1 use: 0.85, 3 uses: 0.96). Types that
 #   never decay are exempt (1.0).
 # * confidence_weight — CONFIDENCE_WEIGHT above (inferred records weigh less).
 #
 # A fresh, never-used inferred handover scores 0.42 and drops under the pruning threshold (0.1)
-# about two weeks later; a discovery after about seven months; a preference after about two and
-# a half years; a decision never.
+# about two weeks later (unless it is still its worktree's latest); a discovery after about seven
+# months; a decision, convention, preference or profile fact never.
 
 BASE_RELEVANCE: dict[str, float] = {
     "decision": 1.0,
@@ -172,15 +175,17 @@ def access_decay(type_: str, access_count: int) -> float:
 
 
 def score_factors(type_: str, confidence: str, valid_from: str, last_accessed: str | None,
-                  access_count: int, now: datetime | None = None) -> ScoreFactors:
-    """The consolidation score of one record, factor by factor."""
-    moment = now or datetime.now(UTC)
+                  access_count: int, now: datetime | None = None, *,
+                  kept_fresh: bool = False) -> ScoreFactors:
+    """The consolidation score of one record, factor by factor; ``kept_fresh`` (a worktree's
+    latest handover) takes no decay at all."""
+    moment = now or clock_now()
     moments = [m for m in (_parse(valid_from), _parse(last_accessed)) if m is not None]
     reference = min(max(moments), moment) if moments else moment
     days = (moment - reference).total_seconds() / 86400.0
     base = BASE_RELEVANCE.get(type_, 0.8)
-    access = access_decay(type_, access_count)
-    recent = decay(type_, days)
+    access = 1.0 if kept_fresh else access_decay(type_, access_count)
+    recent = 1.0 if kept_fresh else decay(type_, days)
     weight = CONFIDENCE_WEIGHT.get(confidence, 1.0)
     return ScoreFactors(base, access, recent, weight, base * access * recent * weight, reference)
 
@@ -195,6 +200,6 @@ def low_since(type_: str, factors: ScoreFactors, threshold: float) -> datetime |
         return None
     at_reference = factors.base_relevance * factors.access_decay * factors.confidence_weight
     half_life = HALF_LIFE_DAYS.get(type_)
-    if half_life is None or at_reference <= threshold:
+    if half_life is None or factors.recency_decay == 1.0 or at_reference <= threshold:
         return factors.reference
     return factors.reference + timedelta(days=half_life * math.log2(at_reference / threshold))

@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import math
 import sqlite3
-from datetime import UTC, datetime
+from datetime import datetime
 
 from agentctx.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.ids import normalize_time
+from agentctx.store.ids import now as clock_now
 from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
 from agentctx.store.scoring import (
     BM25_WEIGHTS,
@@ -49,6 +50,16 @@ from agentctx.store.scoring import (
 )
 from agentctx.store.textproc import fts_phrase, query_terms, tokens, word_rank
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from agentctx.store.timewords import TimeWindow
+
+# Words without which a prompt names no time (the time module is imported only with one).
+_TIME_HINTS = frozenset(
+    "yesterday today morning tonight ago back earlier week weeks month months year years recently "
+    "recent lately start beginning outset early kickoff kick first since january february march "
+    "april june july august september october november december jan feb mar apr jun jul aug "
+    "sep sept oct nov dec".split())
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
 # Superseded matches followed to their successors (the strongest ones; the rest rank too low).
@@ -160,10 +171,16 @@ def _order(hits: list[Hit], limit: int) -> list[Hit]:
 
 def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     intent, phrasing = _intent(query.text)
-    # The words of an intent phrase ("last time", "next steps") are phrasing, not topic: the
-    # rest of the prompt is what the intended records must match.
+    now = clock_now()
+    span = _time_window(db, query, now)
+    if span is not None:
+        from agentctx.store.timewords import phrase_words
+
+        phrasing = phrasing | phrase_words(span)
+    # The words of an intent or time phrase ("last time", "next steps", "two weeks ago") are
+    # phrasing, not topic: the rest of the prompt is what the intended records must match.
     terms = [t for t in query_terms(query.text) if t not in phrasing]
-    if not terms and not intent:
+    if not terms and not intent and span is None:
         return []
     total = max(1, int(db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'records'") or 1))
     df = {term: int(db.scalar("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
@@ -176,39 +193,59 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
 
         split = (df, search_asof.archive_frequencies(db, terms))
         df = {term: split[0][term] + split[1][term] for term in terms}
+    # Without a date, records archived long after they were superseded still name what a
+    # prompt may ask about ("still on nose?"): they count in the frequencies and surface their
+    # successors, but are never hits themselves.
+    archived_df = (_archive_frequencies(db, terms)
+                   if split is None and terms and _has_archive(db) else None)
+    live_df = df
+    if archived_df is not None:
+        df = {term: live_df[term] + archived_df[term] for term in terms}
     present = [t for t in terms if df[t] > 0]
-    if not present and not intent:
+    if not present and not intent and span is None:
         return []
     weight = _term_weights(terms, df, total)
     denominator = sum(weight.values())
-    if query.min_relevance > 0 and (terms or not intent):
+    if query.min_relevance > 0 and span is None and (terms or not intent):
         # A hit's relevance is the weighted share of the terms it matches, so at most that of
         # the terms found anywhere: when even that (rounded as relevances are) falls short, no
         # hit could be kept.
         reachable = sum(weight[t] for t in present) / denominator
         if round(reachable, 4) < query.min_relevance:
             return []
+    live_present = [t for t in present if live_df[t] > 0]
     if not present:
         pool: list[tuple[Record, float]] = []
     elif split is None:
-        pool = _candidates(db, query, present, df, total)
+        pool = _candidates(db, query, live_present, live_df, total) if live_present else []
+        if archived_df is not None and any(archived_df[t] for t in present):
+            from agentctx.store import search_asof
+
+            where, params = _filters(query, superseded=True)
+            pool += search_asof.candidates(
+                db, _selective_terms([t for t in present if archived_df[t]], df, total),
+                (live_df, archived_df), _project_match(query), where, params, LIFT_POOL,
+                archived_only=True)
     else:
         where, params = _filters(query)
         pool = search_asof.candidates(db, _selective_terms(present, df, total), split,
                                       _project_match(query), where, params, CANDIDATE_POOL)
     chains = not query.as_of
-    now = datetime.now(UTC)
     scored: dict[int, tuple[Record, float]] = {}
     superseded: list[tuple[Record, float]] = []
     for record, base in pool:
         if chains and not record.current:
             superseded.append((record, base))
-            if not query.include_superseded:
+            if not query.include_superseded or record.archived:
                 continue
         scored[record.pk] = (record, base)
-    via = _lift_successors(db, query, superseded, scored) if chains and superseded else {}
+    via = (_lift_successors(db, query, superseded, scored, through_archive=archived_df is not None)
+           if chains and superseded else {})
     boosted = _intent_candidates(db, query, intent, scored) if intent else set()
-    ranked = [Hit(record, _rank(record, base, now), 0.0, (), via.get(record.pk, (None, 0))[0])
+    dated = _dated_candidates(db, query, span, scored) if span is not None else set()
+    boost = search_time_boost() if dated else 1.0
+    ranked = [Hit(record, _rank(record, base, now) * (boost if record.pk in dated else 1.0),
+                  0.0, (), via.get(record.pk, (None, 0))[0], record.pk in dated)
               for record, base in scored.values()]
     if boosted:
         best = max(hit.rank for hit in ranked)
@@ -224,25 +261,93 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     if not present:
         matched: dict[int, tuple[str, ...]] = {}
     elif split is None:
-        matched = _matched_terms(db, terms, df, probe)
+        archived_pks = {pk for pk, (record, _base) in _archived(pool)}
+        matched = _matched_terms(db, terms, live_df, [pk for pk in probe
+                                                       if pk not in archived_pks])
+        if archived_df is not None and archived_pks:
+            matched.update(_matched_terms(db, terms, archived_df,
+                                          sorted(pk for pk in probe if pk in archived_pks),
+                                          "records_archive_fts"))
     else:
         archived = {hit.record.pk for hit in top if hit.record.archived}
         matched = _matched_terms(db, terms, split[0], [pk for pk in probe if pk not in archived])
         matched.update(_matched_terms(db, terms, split[1], sorted(archived),
                                       "records_archive_fts"))
+    # Strength in units of a term found in a single record: comparable across stores of any
+    # size (in a store of two records, one word of one of them is as telling as in a thousand).
+    unit = math.log(1.0 + (max(total, 2) - 0.5) / 1.5)
+    # A prompt whose other words are all frequent ones ("what did we change last week?") asks
+    # by its time alone.
+    time_only = span is not None and all(word_rank(t) is not None for t in terms)
     hits = []
     for hit in top:
         pk = hit.record.pk
         found = matched.get(pk, ())
-        relevance = sum(weight[t] for t in found) / denominator if denominator else 0.0
+        strength = sum(weight[t] for t in found)
         if pk in via:
             lifted = matched.get(via[pk][1], ())
-            relevance = max(relevance, VIA_WEIGHT * sum(weight[t] for t in lifted) / denominator)
+            strength = max(strength, VIA_WEIGHT * sum(weight[t] for t in lifted))
             found = tuple(dict.fromkeys(found + lifted))
+        relevance = strength / denominator if denominator else 0.0
         if pk in boosted and not terms:
             relevance = INTENT_RELEVANCE
-        hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found))
+        elif hit.dated and time_only:
+            from agentctx.store.search_time import TIME_RELEVANCE
+
+            relevance = max(relevance, TIME_RELEVANCE)
+        hits.append(hit._replace(relevance=round(min(relevance, 1.0), 4), matched=found,
+                                 strength=round(strength / unit, 4)))
     return hits
+
+
+def search_time_boost() -> float:
+    """The rank multiplier of a record dated inside the prompt's window."""
+    from agentctx.store.search_time import TIME_BOOST
+
+    return TIME_BOOST
+
+
+def _time_window(db: Store, query: Query, now: datetime) -> TimeWindow | None:
+    """The window of ``valid_from`` dates the query's words point at ("last week"); never for an
+    as-of search (its date is explicit) nor one without words that could name a time."""
+    if query.as_of or (_TIME_HINTS.isdisjoint(tokens(query.text))
+                       and " may" not in query.text.lower()):
+        return None
+    from agentctx.store import search_time
+
+    return search_time.window(db, query.text, _projects(query), now)
+
+
+def _dated_candidates(db: Store, query: Query, span: TimeWindow,
+                      scored: dict[int, tuple[Record, float]]) -> set[int]:
+    """Mark the scored records dated inside ``span`` and add the newest others; returns the
+    pks of every dated candidate."""
+    from agentctx.store import search_time
+
+    dated = {pk for pk, (record, _base) in scored.items() if span.contains(record.valid_from)}
+    where, params = _filters(query._replace(include_superseded=False))
+    floor = min((base for _record, base in scored.values()), default=1.0)
+    for record in search_time.dated(db, where, params, span):
+        if record.pk not in scored:
+            scored[record.pk] = (record, floor * 0.5)
+        dated.add(record.pk)
+    return dated
+
+
+def _has_archive(db: Store) -> bool:
+    """Whether consolidation has archived any record (most stores: not yet, and one cheap probe
+    spares every search the archive's frequency queries)."""
+    return db.scalar("SELECT 1 FROM records_archive LIMIT 1") is not None
+
+
+def _archive_frequencies(db: Store, terms: list[str]) -> dict[str, int]:
+    from agentctx.store import search_asof
+
+    return search_asof.archive_frequencies(db, terms)
+
+
+def _archived(pool: list[tuple[Record, float]]) -> list[tuple[int, tuple[Record, float]]]:
+    return [(record.pk, (record, base)) for record, base in pool if record.archived]
 
 
 def _term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str, float]:
@@ -316,15 +421,19 @@ def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
 
 
 def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, float]],
-                     scored: dict[int, tuple[Record, float]]) -> dict[int, tuple[str, int]]:
+                     scored: dict[int, tuple[Record, float]], *,
+                     through_archive: bool = True) -> dict[int, tuple[str, int]]:
     """Give each matching superseded record's current successor at least ``VIA_WEIGHT`` of its
     score; returns, per lifted successor pk, the superseded record's id and pk.
 
-    Only the best :data:`LIFT_POOL` superseded matches are followed, in one recursive query.
+    Only the best :data:`LIFT_POOL` superseded matches are followed, in one recursive query,
+    and never a handover's: the next session's handover is not the same fact restated, it is
+    the next piece of work (and a worktree's handovers form one long chain). Without archived
+    records (``through_archive=False``) the walk reads the live table only.
     """
     strongest = sorted(superseded, key=lambda item: -item[1])[:LIFT_POOL]
     sources = {record.id: (record, base) for record, base in strongest
-               if record.superseded_by is not None}
+               if record.superseded_by is not None and record.type != "handover"}
     if not sources:
         return {}
     marks = ",".join("?" * len(sources))
@@ -332,11 +441,25 @@ def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, flo
         f"""WITH RECURSIVE walk(start, id, depth) AS (
                 SELECT id, superseded_by, 0 FROM records WHERE id IN ({marks})
                 UNION ALL
-                SELECT w.start, r.superseded_by, w.depth + 1 FROM walk w
-                  JOIN records r ON r.id = w.id
+                SELECT w.start, r.superseded_by, w.depth + 1
+                  FROM walk w JOIN records r ON r.id = w.id
                  WHERE r.superseded_at IS NOT NULL AND w.depth < {rec.HISTORY_MAX_DEPTH})
             SELECT w.start, r.pk FROM walk w JOIN records r ON r.id = w.id
-             WHERE r.superseded_at IS NULL""", list(sources))
+             WHERE r.superseded_at IS NULL""", [*sources]) if not through_archive else db.rows(
+        # A step may pass through archived versions (consolidation archives old ones), so each
+        # looks the id up in both tables, by their unique id indexes.
+        f"""WITH RECURSIVE walk(start, id, depth) AS (
+                SELECT id, superseded_by, 0 FROM records WHERE id IN ({marks})
+                UNION ALL
+                SELECT id, superseded_by, 0 FROM records_archive WHERE id IN ({marks})
+                UNION ALL
+                SELECT w.start, coalesce(r.superseded_by, a.superseded_by), w.depth + 1
+                  FROM walk w LEFT JOIN records r ON r.id = w.id
+                  LEFT JOIN records_archive a ON a.id = w.id
+                 WHERE coalesce(r.superseded_at, a.superseded_at) IS NOT NULL
+                   AND w.depth < {rec.HISTORY_MAX_DEPTH})
+            SELECT w.start, r.pk FROM walk w JOIN records r ON r.id = w.id
+             WHERE r.superseded_at IS NULL""", [*sources, *sources])
     heads: dict[int, tuple[Record, float]] = {}
     for start, head_pk in walked:
         record, base = sources[start]
@@ -484,7 +607,7 @@ def _search_like(db: Store, query: Query, limit: int) -> list[Hit]:
     rows = db.rows(f"SELECT {columns} FROM {source} WHERE {where} AND "
                    f"({' OR '.join(likes)}) ORDER BY r.valid_from DESC LIMIT {CANDIDATE_POOL}",
                    [*params, *like_params])
-    now = datetime.now(UTC)
+    now = clock_now()
     hits = []
     for row in rows:
         record = _record(row, query)

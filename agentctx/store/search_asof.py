@@ -57,12 +57,14 @@ def bm25_idf(rows: int, hits: int) -> float:
 
 def candidates(db: Store, terms: list[str], frequencies: tuple[dict[str, int], dict[str, int]],
                project_match: str, where: str, params: list[object],
-               pool: int) -> list[tuple[Record, float]]:
+               pool: int, archived_only: bool = False) -> list[tuple[Record, float]]:
     """The best ``pool`` records, live or archived, that contain any of ``terms`` and pass
     ``where`` (conditions on ``r``), with their BM25 scores (higher is better), best first.
 
     ``frequencies`` holds each term's document frequency in the live and in the archive index;
     ``project_match`` is the FTS5 project clause appended to each term's expression (or "").
+    With ``archived_only``, only archived records are returned (scored as over both tables):
+    the superseded matches a search without a date follows to their successors.
     """
     sizes = [int(db.scalar(f"SELECT count(*) FROM {table}")) for table, _ in INDEXES]
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
@@ -71,7 +73,7 @@ def candidates(db: Store, terms: list[str], frequencies: tuple[dict[str, int], d
         overall = bm25_idf(sum(sizes), sum(df[term] for df in frequencies))
         for index, ((table, fts), df, size) in enumerate(zip(INDEXES, frequencies, sizes,
                                                              strict=True)):
-            if not df[term]:
+            if not df[term] or (archived_only and index != ARCHIVE):
                 continue
             scale = overall / bm25_idf(size, df[term])
             for pk, score in db.rows(

@@ -134,28 +134,30 @@ def reset_seen(db: Store, session_id: str) -> None:
 # Characters of the (redacted) prompt a receipt keeps: enough to recognise it in a listing.
 RECEIPT_PROMPT_CHARS = 80
 _RECEIPT_COLUMNS = ("id, session_id, project_id, event, source, record_ids, scores, tokens, chars, "
-                    "created_at, prompt, matched")
+                    "created_at, prompt, matched, pointers")
 
 
 def add_receipt(db: Store, *, session_id: str, project_id: str, event: str, record_ids:
                 Sequence[str], scores: Sequence[float], tokens: int, chars: int,
                 source: str | None = None, prompt: str | None = None,
-                matched: Sequence[Sequence[str]] = ()) -> int:
+                matched: Sequence[Sequence[str]] = (), pointers: Sequence[str] = ()) -> int:
     """Record one injection and add its tokens to the session's total; returns the receipt id.
 
     ``scores`` are the records' relevances for a per-prompt injection; ``prompt`` is the prompt
     that led to it, already redacted (only its first :data:`RECEIPT_PROMPT_CHARS` characters are
-    kept), and ``matched`` the prompt words each record matched, in ``record_ids`` order.
+    kept), ``matched`` the prompt words each record matched, in ``record_ids`` order, and
+    ``pointers`` the ids among them shown as one-line pointers rather than in full.
     """
     kept = None
     if prompt is not None:  # whitespace folded, on a bounded slice of what may be a long text
         kept = " ".join(prompt.strip()[:4 * RECEIPT_PROMPT_CHARS].split())[:RECEIPT_PROMPT_CHARS]
     cursor = db.execute(
         "INSERT INTO injections (session_id, project_id, event, source, record_ids, scores, "
-        "tokens, chars, created_at, prompt, matched) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tokens, chars, created_at, prompt, matched, pointers) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (session_id, project_id, event, source, json.dumps(list(record_ids)),
          json.dumps([round(s, 4) for s in scores]), tokens, chars, now_iso(), kept,
-         json.dumps([list(words) for words in matched])))
+         json.dumps([list(words) for words in matched]), json.dumps(list(pointers))))
     db.execute("UPDATE sessions SET tokens_injected = tokens_injected + ? WHERE session_id = ?",
                (tokens, session_id))
     return int(cursor.lastrowid or 0)
@@ -230,6 +232,7 @@ def _receipt(row: Sequence[object]) -> Receipt:
     values[5] = tuple(json.loads(str(values[5])))
     values[6] = tuple(json.loads(str(values[6])))
     values[11] = tuple(tuple(words) for words in json.loads(str(values[11] or "[]")))
+    values[12] = tuple(json.loads(str(values[12] or "[]")))
     return Receipt(*values)  # type: ignore[arg-type]
 
 

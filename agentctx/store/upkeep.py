@@ -13,13 +13,14 @@ note = the lexical overlap); a pair a reviewer (the merge check) found distinct 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, InvalidRecord
 from agentctx.store.ids import new_ulid, now_iso, parse_time, to_iso
+from agentctx.store.ids import now as clock_now
 from agentctx.store.models import Record
 
 NEAR_DUPLICATE = "near_duplicate"
@@ -37,6 +38,8 @@ class ScoreInput(NamedTuple):
     access_count: int
     score: float
     low_score_since: str | None
+    # The newest current handover of its worktree: where the next session starts, never decayed.
+    latest_handover: bool = False
 
 
 def _in(column: str, values: Sequence[str] | None) -> tuple[str, list[object]]:
@@ -54,7 +57,33 @@ def score_inputs(db: Store, project_ids: Sequence[str] | None = None) -> list[Sc
     rows = db.rows("SELECT pk, type, confidence, valid_from, last_accessed, access_count, score, "
                    f"low_score_since FROM records WHERE superseded_at IS NULL AND {where} "
                    "ORDER BY pk", params)
-    return [ScoreInput(*row) for row in rows]
+    latest = latest_handovers(db, project_ids)
+    return [ScoreInput(pk=row[0], type=row[1], confidence=row[2], valid_from=row[3],
+                       last_accessed=row[4], access_count=row[5], score=row[6],
+                       low_score_since=row[7], latest_handover=row[0] in latest)
+            for row in rows]
+
+
+def latest_handovers(db: Store, project_ids: Sequence[str] | None = None) -> set[int]:
+    """The pks of each worktree's newest current handover (of ``project_ids``, or all).
+
+    A handover's worktree is the one its key names (``worktree:<path>``, as PreCompact writes
+    them), else that of the folder its session ran in; handovers with neither share one
+    project-wide group.
+    """
+    where, params = _in("r.project_id", project_ids)
+    rows = db.rows(
+        f"""SELECT pk FROM (
+                SELECT r.pk, row_number() OVER (
+                    PARTITION BY r.project_id,
+                        CASE WHEN r.key LIKE 'worktree:%' THEN substr(r.key, 10)
+                             ELSE coalesce(pp.worktree, s.cwd, '') END
+                    ORDER BY r.valid_from DESC, r.pk DESC) AS newest
+                  FROM records r LEFT JOIN sessions s ON s.session_id = r.session_id
+                  LEFT JOIN project_paths pp ON pp.path = s.cwd
+                 WHERE r.type = 'handover' AND r.superseded_at IS NULL AND {where})
+             WHERE newest = 1""", params)
+    return {int(row[0]) for row in rows}
 
 
 def save_scores(db: Store, updates: Sequence[tuple[int, float, str | None]]) -> None:
@@ -91,7 +120,7 @@ def prune_candidates(db: Store, project_id: str | None, *, after_days: int,
 
     Consolidation maintains the scores and when each went low; nothing here deletes anything.
     """
-    moment = now or datetime.now(UTC)
+    moment = now or clock_now()
     low_before = to_iso(moment - timedelta(days=after_days))
     where, params = _in("project_id", None if project_id is None else [project_id])
     rows = db.rows(f"SELECT id, type, title, score, low_score_since FROM records WHERE {where} "

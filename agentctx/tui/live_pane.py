@@ -28,8 +28,9 @@ EVENT_NAMES = {"SessionStart": "start", "UserPromptSubmit": "prompt",
 
 
 def item_label(item: ReceiptItem, title: str) -> str:
-    """One injected record: its title and why (relevance, matched words)."""
-    label = title
+    """One injected record: its title, whether it came as a one-line pointer, and why
+    (relevance, matched words)."""
+    label = f"{title} [pointer]" if item.pointer else title
     if item.score is not None and item.matched:
         label += f" ({item.score:.2f}: {', '.join(item.matched)})"
     return label

@@ -22,8 +22,6 @@ from agentctx.tui.cells import ellipsize
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
-CANDIDATES = 8
-
 
 class PreviewPane(Pane):
     """What a prompt would get."""
@@ -46,9 +44,9 @@ class PreviewPane(Pane):
         yield Input(placeholder="type a prompt as you would in Claude Code", id="prompt")
         yield Static("", id="preview-knobs")
         table: DataTable[Any] = PlainTable(cursor_type="row", id="verdicts")
-        for name, key, width in (("outcome", "outcome", 7), ("rel", "rel", 4), ("cos", "cos", 4),
-                                 ("type", "type", 10), ("title", "title", 30),
-                                 ("why", "why", 34)):
+        for name, key, width in (("outcome", "outcome", 7), ("p", "p", 4), ("rel", "rel", 4),
+                                 ("cos", "cos", 4), ("type", "type", 10), ("title", "title", 28),
+                                 ("why", "why", 32)):
             table.add_column(name, key=key, width=width)
         yield table
         with VerticalScroll(id="injected-box"):
@@ -58,7 +56,8 @@ class PreviewPane(Pane):
         project = self.state.project
         knobs = judgement.settings(self.state.cfg)
         self.query_one("#preview-knobs", Static).update(
-            f"threshold {knobs.min_relevance:.2f} · at most {knobs.max_records} records · "
+            f"in full from p {knobs.full_confidence:.2f}, as a pointer from "
+            f"{knobs.pointer_confidence:.2f} · at most {knobs.max_records} records · "
             f"{knobs.max_tokens} tokens · a fresh session")
         self.query_one(PaneTitle).set_text(
             f"Preview · {project.name if project else 'no project'} · what the per-prompt hook "
@@ -67,7 +66,7 @@ class PreviewPane(Pane):
         if text:
             self._start(text)
         else:
-            self._show(None, "", judgement.Decision([], "", []))
+            self._show(None, "", judgement.Decision([], "", [], []))
 
     def focus_main(self) -> None:
         self.screen.set_focus(self.query_one(Input))
@@ -80,7 +79,7 @@ class PreviewPane(Pane):
         event.stop()
         text = event.value.strip()
         if not text:
-            self._show(None, "", judgement.Decision([], "", []))
+            self._show(None, "", judgement.Decision([], "", [], []))
             return
         if self._judging:
             self._next_prompt = text
@@ -94,7 +93,7 @@ class PreviewPane(Pane):
     def _start(self, text: str) -> None:
         project = self.state.project
         if project is None:
-            self._show(None, text, judgement.Decision([], "", []),
+            self._show(None, text, judgement.Decision([], "", [], []),
                        "no project yet — run `agentctx init`, then use Claude Code")
             return
         self._judging = True
@@ -106,15 +105,17 @@ class PreviewPane(Pane):
         """The per-prompt judgement, on the reader thread's connection."""
         knobs = judgement.settings(self.state.cfg)
         why = ""
-        decision = judgement.Decision([], "", [])
+        decision = judgement.Decision([], "", [], [])
         try:
             if judgement.opted_out(text):
                 why = "the prompt starts with #noctx: nothing is injected"
+            elif judgement.own_command(text):
+                why = "one of agentctx's own commands: nothing is injected"
             elif project.paused:
                 why = f"{project.name} is paused ('agentctx resume')"
             else:
                 decision = await self.state.read(lambda db: judgement.decide(
-                    db, project.id, project.name, text, knobs, candidates=CANDIDATES))
+                    db, project.id, project.name, text, knobs))
         except Exception as exc:  # a locked or damaged store
             why = f"the preview failed: {exc}"
         self._finished(project, text, decision, why)
@@ -135,22 +136,26 @@ class PreviewPane(Pane):
         table.clear()
         for v in decision.verdicts:
             r = v.hit.record
-            table.add_row(v.outcome, f"{v.hit.relevance:.2f}",
+            table.add_row(v.outcome,
+                          "-" if v.probability is None else f"{v.probability:.2f}",
+                          f"{v.hit.relevance:.2f}",
                           "-" if v.cosine is None else f"{v.cosine:.2f}", r.type,
-                          ellipsize(r.title, 30),
+                          ellipsize(r.title, 28),
                           ellipsize(judgement.OUTCOMES[v.outcome]
                                     + (f"; matched {', '.join(v.hit.matched)}"
-                                       if v.hit.matched else ""), 34), key=r.id)
+                                       if v.hit.matched else ""), 32), key=r.id)
         box = self.query_one("#injected", Static)
         if why:
             box.update(why)
         elif not text:
             box.update("Type a prompt above: each candidate record shows with its relevance, "
                        "the words it matched and whether it would be injected.")
+        elif decision.skipped:
+            box.update(f"nothing would be injected: {decision.skipped}")
         elif not decision.verdicts:
             box.update("no record matches any word of the prompt: nothing would be injected")
         elif decision.text:
             box.update(f"injected ({estimate_tokens(decision.text)} tokens):\n\n"
                        f"{decision.text}")
         else:
-            box.update("nothing would be injected (no candidate passed the threshold)")
+            box.update("nothing would be injected (no candidate is likely enough to answer it)")

@@ -24,12 +24,16 @@ def test_preview_reports_outcomes_and_changes_nothing(project_dir: Path) -> None
     report = json.loads(done.stdout)
     outcome = {c["id"]: c["outcome"] for c in report["candidates"]}
     assert outcome == {strong: "inject", weak: "weak"}
+    assert report["injected"] == [strong] and report["pointers"] == []
+    assert [c["probability"] for c in report["candidates"]] == sorted(
+        (c["probability"] for c in report["candidates"]), reverse=True)
     assert report["semantic_check"] == "not ready (run 'agentctx consolidate')"
     assert f"[{strong}]" in report["injected_text"] and report["tokens"] > 0
     text = run_cli("preview", "which protocol does the internal api use, grpc?", "--text",
                    cwd=project_dir).stdout
-    assert "would inject 1 record" in text and "matched: internal, api, grpc" in text
-    assert "relevance under prompt_min_relevance" in text and "<agentctx-context" in text
+    assert "would inject 1 record in full and 0 pointers" in text
+    assert "matched: internal, api, grpc" in text and "<agentctx-context" in text
+    assert "too unlikely to answer the prompt" in text
     # Nothing was injected for real: no access counted, no receipt.
     shown = json.loads(run_cli("show", strong, "--json", cwd=project_dir).stdout)
     assert shown["access_count"] == 0

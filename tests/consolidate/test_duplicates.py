@@ -126,3 +126,24 @@ def test_undecided_pairs_stay_candidates_and_links_follow_edits(
     assert upkeep.merge_candidates(store, project.id) == []
     assert store.scalar("SELECT count(*) FROM edges WHERE rel_type = 'near_duplicate'") == 0
     assert first.current
+
+
+def test_restatements_over_one_body_pair_and_two_subjects_do_not() -> None:
+    """The words of the rule alone: a title may phrase the same fact differently ("is" / "use",
+    "Queue" / "Jobs"); titles naming two subjects never pair, however alike the bodies."""
+    group = [("Queue is RabbitMQ", "Background jobs go through RabbitMQ."),
+             ("Jobs use RabbitMQ", "Background jobs go via RabbitMQ."),
+             ("Use sqlite for the database", "Schema migrations run at startup."),
+             ("Use wal for the database", "Schema migrations run at startup."),
+             ("Use ruff for linting", "We decided to use ruff for linting because it is fast."),
+             ("Use ruff for formatting", "We decided to use ruff for formatting because it is "
+                                         "fast.")]
+    docs = duplicates.docs_for(group)
+    df = duplicates.document_frequency(docs)
+
+    def pairs(i: int, j: int) -> bool:
+        return duplicates.lexical_overlap(docs[i], docs[j], df, len(group)) is not None
+
+    assert pairs(0, 1)
+    assert not pairs(2, 3) and not pairs(4, 5)
+    assert not pairs(0, 2) and not pairs(1, 4)

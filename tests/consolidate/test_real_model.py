@@ -20,6 +20,7 @@ from tests.consolidate.conftest import add
 
 pytestmark = pytest.mark.slow
 MODEL_DIR = SHARED / "models" / "minilm-static-256"
+THRESHOLD = 0.85  # the near_duplicate_cosine default
 
 TOOLS = ["PostgreSQL", "MySQL", "Redis", "Memcached", "pytest", "unittest", "Docker", "Podman",
          "FastAPI", "Flask", "Django", "SQLite", "React", "Vue", "Svelte", "Celery", "RQ", "ruff",
@@ -72,6 +73,12 @@ RESTATED = [
                                        "is fast, well documented, widely used, and fits the "
                                        "team's existing tooling and deployment pipeline. "
                                        "Confirmed again.")),
+    ("decision", ("Queue is RabbitMQ", "Background jobs go through RabbitMQ."),
+     ("Jobs use RabbitMQ", "Background jobs go via RabbitMQ.")),
+    ("convention", ("Cache is Redis", "Sessions and rate-limit counters are kept in Redis "
+                    "with a one-hour TTL."),
+     ("Sessions use Redis", "Sessions and rate-limit counters are kept in Redis with a one-hour "
+                            "TTL.")),
     ("bugfix", ("Fix Sentry crash when metrics is empty", "The Sentry integration crashed when "
                 "metrics was empty; added a guard clause, a regression test, and a clearer error "
                 "message for users."),
@@ -129,16 +136,23 @@ def test_near_duplicate_rule_separates_template_notes_from_restatements(
     for type_ in TEMPLATES:
         members = [i for i in template if types[i] == type_]
         sims = matrix[members] @ matrix[members].T
-        close += int((np.triu(sims, 1) > 0.92).sum())
+        close += int((np.triu(sims, 1) > THRESHOLD).sum())
     row = {ids[pk]: i for i, pk in enumerate(pks)}
     cosines = {pair: float(matrix[row[pair[0]]] @ matrix[row[pair[1]]]) for pair in restated}
-    expected = {pair for pair, cosine in cosines.items() if cosine > 0.92}
+    expected = {pair for pair, cosine in cosines.items() if cosine > THRESHOLD}
     found = {(c.older_id, c.newer_id) for c in upkeep.merge_candidates(store, project.id)}
-    print(f"\ndistinct template pairs over 0.92: {close}; restated pairs over 0.92: "
-          f"{len(expected)} of {len(restated)}; candidates: {len(found)}")
-    assert close > 400  # distinct notes from one template really are that close
-    assert len(expected) >= 6
-    assert found == expected  # no template pair, every restatement over the threshold
+    print(f"\ndistinct template pairs over {THRESHOLD}: {close}; restated pairs over it: "
+          f"{len(expected)} of {len(restated)}; candidates: {len(found)}; restated cosines: "
+          f"{sorted(round(c, 3) for c in cosines.values())}")
+    titles = {pair: (older[0], newer[0]) for pair, (_type, older, newer)
+              in zip(restated, RESTATED, strict=True)}
+    assert close > 1500  # distinct notes from one template really are that close
+    assert len(expected) >= 8
+    assert found <= set(restated)  # no template pair
+    assert len(found) >= len(expected) - 1  # (nearly) every restatement over the threshold
+    # Restatements that differ in a phrasing word of the title, or by one word of the body.
+    assert {("Queue is RabbitMQ", "Jobs use RabbitMQ"), ("Cache is Redis", "Sessions use Redis")} \
+        <= {titles[pair] for pair in found}
 
 
 def test_semantic_neighbours_with_the_real_model(store: Store, project: Project,

@@ -91,11 +91,14 @@ def test_the_time_box_stops_between_batches_and_the_next_run_finishes(
         monkeypatch: pytest.MonkeyPatch) -> None:
     _project_records(store, project)
     ticks = iter(range(1000))
+    over = run_module._Clock.over
     monkeypatch.setattr(run_module._Clock, "over", lambda self: next(ticks) >= 3)
     report = consolidate(store, model=tiny, batch_size=1)
     assert report.stopped is not None and "during embed" in report.stopped
     assert 0 < report.embedded < 5 and report.pending_left == 5 - report.embedded
-    monkeypatch.undo()
+    # (not monkeypatch.undo(): that would also undo the isolated home, and the next run would
+    # take its lock in the real ~/.agentctx, where another run of the suite may hold it)
+    monkeypatch.setattr(run_module._Clock, "over", over)
     finished = consolidate(store, model=tiny, batch_size=1)
     assert finished.stopped is None and finished.embedded == 5 - report.embedded
 

@@ -104,12 +104,15 @@ class ClaudeHarness:
         self.home = home
         self.project = project
         self.standin = standin
+        self.extra_path: list[Path] = []  # folders put on PATH before claude's
 
     def env(self) -> dict[str, str]:
         """The environment of every process: nothing of the caller's Claude or agentctx setup."""
         env = {key: value for key, value in os.environ.items()
                if not key.startswith(("AGENTCTX_", "ANTHROPIC_", "CLAUDE"))}
-        env.update(HOME=str(self.home), PATH=f"{self.claude.parent}:/usr/bin:/bin",
+        path = ":".join([*(str(folder) for folder in self.extra_path), str(self.claude.parent),
+                         "/usr/bin", "/bin"])
+        env.update(HOME=str(self.home), PATH=path,
                    ANTHROPIC_BASE_URL=self.standin.base_url, ANTHROPIC_API_KEY="sk-ant-e2e-dummy",
                    DISABLE_TELEMETRY="1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
                    DISABLE_AUTOUPDATER="1")

@@ -10,9 +10,9 @@ from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 
-# The 2.1.328 prompts are short and mix instructions with topic words; a lower threshold than the
-# default makes these tests about the hook, not about the relevance threshold.
-LOW = {"AGENTCTX_PROMPT_MIN_RELEVANCE": "0.2"}
+# The 2.1.328 prompts are short and mix instructions with topic words; lower confidences than the
+# defaults make these tests about the hook, not about the judgement's thresholds.
+LOW = {"AGENTCTX_PROMPT_FULL_CONFIDENCE": "0.1", "AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.05"}
 
 
 def _project(app: Path) -> str:
@@ -77,7 +77,8 @@ def test_a_receipt_keeps_only_the_redacted_start_of_the_prompt(app: Path) -> Non
     prompt = (f"deploy   token {secret} in the vault: do deploy tokens rotate monthly? "
               + "the vault deploy tokens " * 200)
     # The token is a word no record has: it weighs a lot, hence the very low threshold here.
-    injected = _prompt(app, prompt, env={"AGENTCTX_PROMPT_MIN_RELEVANCE": "0.01"})
+    injected = _prompt(app, prompt, env={"AGENTCTX_PROMPT_FULL_CONFIDENCE": "0.01",
+                                         "AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.01"})
     assert "Deploy tokens live in the vault" in injected
     with Store.open() as db:
         [receipt] = sessions.receipts(db, SESSION)
@@ -113,13 +114,28 @@ def test_unrelated_prompt_injects_nothing(app: Path) -> None:
         assert len(_kept_prompts(db)) == 1
 
 
-def test_relevance_threshold_applies(app: Path) -> None:
+def test_confidence_thresholds_apply(app: Path) -> None:
     pid = _project(app)
-    _add(pid, "decision", "Use gRPC for the internal API")
-    # One term of four matches: relevance well under 0.5.
+    grpc = _add(pid, "decision", "Use gRPC for the internal API")
+    for n in range(8):
+        _add(pid, "convention", f"Vegetable {n} is stored in crate {n}")
+    # One term of four matches, the others are words no record has: too weak for anything.
     assert _prompt(app, "grpc tomato cucumber lettuce") == ""
-    assert "Use gRPC" in _prompt(app, "grpc tomato cucumber lettuce", session="s2",
-                                 env={"AGENTCTX_PROMPT_MIN_RELEVANCE": "0.01"})
+    pointed = _prompt(app, "grpc tomato cucumber lettuce", session="s2",
+                      env={"AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.0001"})
+    assert f"- [{grpc}] decision · pointer · Use gRPC for the internal API" in pointed
+    full = _prompt(app, "grpc tomato cucumber lettuce", session="s3",
+                   env={"AGENTCTX_PROMPT_FULL_CONFIDENCE": "0.0001",
+                        "AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.0001"})
+    assert f"- [{grpc}] decision · " in full and "pointer" not in full
+    with Store.open() as db:
+        [receipt] = sessions.receipts(db, "s2")
+        assert receipt.pointers == (grpc,) and receipt.items[0].pointer
+        assert sessions.seen(db, "s2") == frozenset()  # a pointer may still come in full
+        assert sessions.seen(db, "s3") == {grpc}
+    assert _prompt(app, "grpc tomato cucumber lettuce", session="s4",
+                   env={"AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.0001",
+                        "AGENTCTX_PROMPT_POINTERS": "off"}) == ""
 
 
 def test_at_most_three_records(app: Path) -> None:
@@ -191,7 +207,7 @@ def test_a_record_longer_by_its_redaction_markers_is_injected_within_budget(
     from agentctx import config, judgement
     from agentctx.budget import estimate_tokens
     from agentctx.config import Config
-    from agentctx.store import Store, records
+    from agentctx.store import Store, records, search
     from agentctx.store.models import Draft
 
     body = ("Connect with mysql -pS3cr3t7 to the reporting replica. " * 150)[:7990]
@@ -200,8 +216,8 @@ def test_a_record_longer_by_its_redaction_markers_is_injected_within_budget(
                                        body=body), project_id="p")
         assert len(stored.body) > config.BODY_MAX_CHARS
         knobs = judgement.settings(Config({}, {}))
-        chosen = judgement.select(db, "p", "how do we reach the reporting replica?", knobs)
-        text, shown = judgement.compose(chosen, "app", knobs)
+        chosen = search.search(db, search.Query("reporting replica", project_id="p"))
+        text, shown, _pointers = judgement.compose(chosen, "app", knobs)
     assert [h.record.id for h in shown] == [stored.id]
     assert len(text) <= config.INJECTION_MAX_CHARS
     assert estimate_tokens(text) <= config.PROMPT_MAX_TOKENS

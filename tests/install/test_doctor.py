@@ -34,7 +34,9 @@ def test_before_init_doctor_fails_and_says_how_to_fix(home: Path) -> None:
     checks = _by_name(report["checks"])
     assert checks["python"]["status"] == "ok"
     assert checks["sqlite"]["status"] == "ok" and "FTS5" in checks["sqlite"]["detail"]
-    assert checks["hooks"]["status"] == "fail" and checks["hooks"]["fix"] == "run 'agentctx init'"
+    assert checks["hooks"]["status"] == "fail"
+    assert checks["hooks"]["fix"] == ("run 'agentctx init', or install the agentctx Claude Code "
+                                      "plugin")
     assert checks["mcp"]["status"] == "fail" and "agentctx init" in checks["mcp"]["fix"]
     assert checks["store"]["status"] == "warn"
     assert not (home / ".agentctx" / "agentctx.db").exists()  # doctor creates nothing

@@ -81,8 +81,36 @@ def test_a_search_without_as_of_never_returns_archived_records(
                                        include_superseded=superseded))
             assert heroku.id not in [h.record.id for h in hits]
             assert not any(h.record.archived for h in hits)
-    # The superseded match no longer surfaces its successor once archived (it left the index).
     assert [h.record.id for h in search(store, Query(text="deploy", project_id=P))] == [fly.id]
+
+
+def test_an_archived_record_still_surfaces_the_record_now_in_force(
+        store: Store, deploys: tuple[Record, Record]) -> None:
+    """Consolidation archives what was superseded long ago; "are we still on heroku?" must still
+    reach the record in force through the old one, as it did before the archive."""
+    heroku, fly = deploys
+    [hit] = search(store, Query(text="are we still on heroku?", project_id=P))
+    assert hit.record.id == fly.id and hit.via == heroku.id
+    assert hit.matched == ("heroku",) and hit.relevance > 0.5
+    assert not hit.record.archived
+
+
+def test_the_lift_walks_a_chain_of_archived_versions(store: Store) -> None:
+    for title in FILLER:
+        records.add(store, Draft(type="decision", title=title, valid_from="2024-06-01"),
+                    project_id=P)
+    nose = records.add(store, Draft(type="convention", title="Tests run with nose",
+                                    valid_from="2024-01-01"), project_id=P)
+    pytest_ = records.supersede(store, nose.id, Draft(type="", title="Tests run with pytest",
+                                                      valid_from="2024-06-01"), "nose is dead")
+    xdist = records.supersede(store, pytest_.id, Draft(type="", title="Tests run in parallel "
+                                                       "with pytest-xdist",
+                                                       valid_from="2025-01-01"), "speed")
+    assert archive_superseded(store) == 2
+    hits = search(store, Query(text="which runner, still nose?", project_id=P))
+    assert [(h.record.id, h.via) for h in hits] == [(xdist.id, nose.id)]
+    assert not search(store, Query(text="nose", project_id=P, include_superseded=True))[0] \
+        .record.archived
 
 
 @pytest.mark.parametrize("backend", ["like", "pinned"])

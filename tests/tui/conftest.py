@@ -4,6 +4,7 @@ a pilot runner, and snapshots kept in the top-level ``snapshots/`` folder."""
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,7 +72,7 @@ def demo_store(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Demo:
     with monkeypatch.context() as frozen:
         frozen.setattr(store_ids, "datetime", _FrozenDatetime)
         frozen.setattr(store_ids, "time", _Clock)
-        frozen.setattr(store_ids, "os", _Counter())
+        frozen.setattr(os, "urandom", _Counter().urandom)
         with Store.open() as db:
             project_id = demo.build(db, folder, now=NOW)
     return Demo(isolated_home, project_id, folder)

@@ -237,7 +237,7 @@ def test_preview_shows_the_hooks_judgement(demo_store: Demo) -> None:
         await settle(pilot)
         with Store.open(demo_store.home / "agentctx.db") as db:
             decision = judgement.decide(db, demo_store.project_id, "harbor", prompt,
-                                        judgement.settings(Config.load()), candidates=8)
+                                        judgement.settings(Config.load()))
         table = pilot.app.query_one("#verdicts", DataTable)
         assert [r[0] for r in rows(table)] == [v.outcome for v in decision.verdicts]
         assert any(v.outcome == "inject" for v in decision.verdicts)

@@ -99,3 +99,13 @@ def test_drift_pane_dismiss_undismiss_and_apply_with_confirmation(demo_store: De
         assert written != original and "<!-- agentctx:begin -->" in written
         assert pane.found is not None and not pane.found.changes  # the rescan found it done
     run(app_on(demo_store), steps)
+
+
+def test_a_record_shown_as_a_pointer_is_labelled_so() -> None:
+    from agentctx.store.models import ReceiptItem
+    from agentctx.tui.live_pane import item_label
+
+    full = ReceiptItem("01J", 0.8, ("refund",))
+    pointer = full._replace(pointer=True)
+    assert item_label(full, "Refunds") == "Refunds (0.80: refund)"
+    assert item_label(pointer, "Refunds") == "Refunds [pointer] (0.80: refund)"

@@ -1,0 +1,212 @@
+"""Team commands: ``team on|off|status|sync`` and ``import`` (team files and backups)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from agentctx import team
+from agentctx.cli.common import (
+    JsonOption,
+    ProjectOption,
+    current_project,
+    fail,
+    open_store,
+    print_json,
+)
+from agentctx.store.db import Store
+from agentctx.store.errors import InvalidRecord, StoreError
+from agentctx.store.models import Project
+
+team_app = typer.Typer(help="The team file .agentctx/context.md, shared in git.",
+                       no_args_is_help=True)
+
+
+def _project_here(db: Store, ref: str | None) -> Project:
+    return current_project(db, ref)
+
+
+def _conflict_lines(conflicts: tuple[team.Conflict, ...]) -> list[str]:
+    return [f"  conflict {c.id}" + (f" ({c.title})" if c.title else "")
+            + (f" local rev {c.local_revision}, file rev {c.file_revision}"
+               if c.local_revision or c.file_revision else "") + f": {c.reason}"
+            for c in conflicts]
+
+
+def _say_sync(result: team.SyncResult) -> None:
+    if result.imported is not None and result.imported.changes:
+        typer.echo(f"imported {result.imported.changes} teammates' changes from {result.path}")
+    for line in _conflict_lines(result.imported.conflicts if result.imported else ()):
+        typer.echo(line)
+    if result.problem:
+        fail(result.problem)
+    typer.echo(f"wrote {result.path}" if result.written else f"{result.path} is in step")
+
+
+@team_app.command("on")
+def team_on() -> None:
+    """Keep .agentctx/context.md for the current folder's project (and merge it with union)."""
+    with open_store() as db:
+        project = _project_here(db, None)
+        try:
+            result = team.turn_on(db, project, os.getcwd())
+        except team.NotInRepository as exc:
+            fail(str(exc))
+    typer.echo(f"team file on for {project.name}; .gitattributes merges it with union")
+    _say_sync(result)
+
+
+@team_app.command("off")
+def team_off() -> None:
+    """Stop keeping the team file (the file and .gitattributes stay as they are)."""
+    with open_store() as db:
+        project = _project_here(db, None)
+        was_on = team.turn_off(db, project)
+    typer.echo(f"team file off for {project.name}" if was_on
+               else f"the team file was not on for {project.name}")
+
+
+def _status_dict(state: team.TeamStatus) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(state)
+
+
+@team_app.command("status")
+def team_status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
+    """Whether this worktree's team file is in step with the store (exit 1 when it is not)."""
+    with open_store() as db:
+        state = team.status(db, _project_here(db, project), os.getcwd())
+    if json_out:
+        print_json(_status_dict(state))
+    else:
+        typer.echo(f"{state.state}: {state.path}")
+        typer.echo(f"  {state.detail}")
+        if state.duplicates:
+            typer.echo(f"  {state.duplicates} records appear more than once (read once)")
+        for line in _conflict_lines(state.conflicts):
+            typer.echo(line)
+    if not state.in_step:
+        raise typer.Exit(1)
+
+
+@team_app.command("sync")
+def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
+                                              help="Worktree to sync (default: here)."),
+              quiet: bool = typer.Option(False, "--quiet", help="Print only problems.")) -> None:
+    """Import what the team file holds that the store lacks, then rewrite it if it changed."""
+    folder = str(cwd or os.getcwd())
+    with open_store() as db:
+        from agentctx.store import projects as proj
+
+        project = proj.resolve(db, folder).project
+        result = team.sync(db, project, folder)
+    if result.skipped:
+        if not quiet:
+            typer.echo(f"the team file is off for {project.name} ('agentctx team on')")
+        return
+    conflicts = result.imported.conflicts if result.imported else ()
+    if quiet and not result.problem and not conflicts:
+        return
+    _say_sync(result)
+
+
+def _format_of(path: Path, given: str | None) -> str:
+    from agentctx.team.backupfile import FORMATS
+
+    if given is not None:
+        if given not in FORMATS:
+            fail(f"--format takes {', '.join(FORMATS)}, not {given!r}")
+        return given
+    suffix = path.suffix.lower().lstrip(".")
+    if suffix in ("md", "markdown"):
+        return "md"
+    if suffix in ("json", "jsonl"):
+        return suffix
+    if suffix == "ndjson":
+        return "jsonl"
+    return fail(f"cannot tell the format of {path} from its extension; add --format md|json|jsonl")
+
+
+def import_cmd(
+    path: Path | None = typer.Argument(None, help="Team file (.md) or backup (.json, .jsonl); "
+                                       "default: this worktree's .agentctx/context.md."),
+    fmt: str | None = typer.Option(None, "--format",
+                                   help="md, json or jsonl (default: from the extension)."),
+    project: str | None = ProjectOption,
+    json_out: bool = JsonOption,
+) -> None:
+    """Read a team file (into the current project) or a backup (into the store)."""
+    if path is None:
+        with open_store() as db:
+            path = team.file_for(_project_here(db, project), os.getcwd())
+    kind = _format_of(path, fmt)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        fail(f"no file {path}")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {path}: {exc}")
+    if kind == "md":
+        _import_team_file(path, text, project, json_out)
+    else:
+        _import_backup(path, text, kind, json_out)
+
+
+def _import_team_file(path: Path, text: str, project: str | None, json_out: bool) -> None:
+    from dataclasses import asdict
+
+    with open_store() as db:
+        target = _project_here(db, project)
+        try:
+            report = team.import_text(db, target, text, str(path))
+        except team.TeamFileError as exc:
+            fail(f"{path}: {exc}; nothing was imported")
+        except InvalidRecord as exc:
+            fail(f"{path}: {exc}; nothing was imported")
+    if json_out:
+        print_json({**asdict(report), "changes": report.changes})
+    else:
+        typer.echo(f"{path}: {len(report.added)} added · {len(report.updated)} updated · "
+                   f"{len(report.superseded)} superseded · {report.unchanged} unchanged · "
+                   f"{len(report.conflicts)} conflicts")
+        for duplicate in report.duplicates:
+            typer.echo(f"  duplicate {duplicate.id} on lines "
+                       f"{', '.join(map(str, duplicate.lines))} (read once)")
+        for line in _conflict_lines(report.conflicts):
+            typer.echo(line)
+        if report.skipped_forgotten:
+            typer.echo(f"  {len(report.skipped_forgotten)} records forgotten here were not "
+                       "imported again")
+    if report.conflicts:
+        raise typer.Exit(1)
+
+
+def _import_backup(path: Path, text: str, kind: str, json_out: bool) -> None:
+    from agentctx.team import backupfile
+
+    try:
+        rows = backupfile.read_jsonl(text) if kind == "jsonl" else backupfile.read_json(text)
+    except backupfile.BackupError as exc:
+        fail(f"{path}: {exc}; nothing was imported")
+    with open_store() as db:
+        try:
+            report = backupfile.load(db, rows)
+        except StoreError as exc:
+            fail(f"{path}: {exc}; nothing was imported")
+    added, skipped = sum(report.added.values()), sum(report.skipped.values())
+    if json_out:
+        print_json({"added": report.added, "skipped": report.skipped})
+        return
+    typer.echo(f"{path}: {added} rows added, {skipped} already there")
+    for table, count in sorted(report.added.items()):
+        typer.echo(f"  {table}: {count}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``team`` and ``import`` to the CLI."""
+    app.add_typer(team_app, name="team")
+    app.command("import")(import_cmd)

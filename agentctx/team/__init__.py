@@ -1,0 +1,266 @@
+"""The team file, ``.agentctx/context.md``: the team's shared context, travelling in git.
+
+The store is canonical; the file is a deterministic rendering of a project's shared records
+(current decisions, conventions and discoveries with their history), kept in step for projects
+that opted in (``agentctx team on``). This package is what every surface calls:
+
+* :func:`status` — whether a worktree's file is in step with the store (a :class:`TeamStatus`);
+* :func:`import_file` — read a team file into the store (an :class:`ImportReport`);
+* :func:`sync` — catch a worktree's file up: import what teammates added, then rewrite it if its
+  text changed (what runs after consolidation, after CLI / MCP / TUI writes and at SessionStart);
+* :func:`after_write` — :func:`sync` for a surface that has just written, never raising;
+* :func:`turn_on` / :func:`turn_off` — the per-project opt-in.
+
+Every function takes an open :class:`~agentctx.store.Store` and returns plain dataclasses.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from agentctx.store import teamstate
+from agentctx.store.db import Store
+from agentctx.store.models import Project
+from agentctx.team.reconcile import TEAM_FILE, Conflict, apply, plan, render_project, write
+from agentctx.team.teamfile import Duplicate, ParsedFile, TeamFileError, parse
+
+__all__ = [
+    "TEAM_FILE", "Conflict", "Duplicate", "ImportReport", "NotInRepository", "SyncResult",
+    "TeamFileError", "TeamStatus", "after_write", "file_for", "import_file", "status", "sync",
+    "turn_off", "turn_on", "worktree_of",
+]
+
+GITATTRIBUTES_LINE = ".agentctx/context.md merge=union"
+
+
+class NotInRepository(ValueError):
+    """The team file needs a git repository, and the folder is in none."""
+
+
+@dataclass(frozen=True)
+class TeamStatus:
+    """Whether a project's team file is in step with the store, for one worktree."""
+
+    project_id: str
+    project_name: str
+    enabled: bool
+    path: str  # the worktree's .agentctx/context.md
+    exists: bool
+    in_step: bool  # the file's text is exactly what the store renders
+    state: str  # off, in step, missing, behind, to import, malformed
+    detail: str  # one line saying what to do
+    to_import: int = 0  # records an import would add or change
+    conflicts: tuple[Conflict, ...] = ()
+    duplicates: int = 0
+
+
+@dataclass(frozen=True)
+class ImportReport:
+    """What an import of a team file did."""
+
+    path: str
+    added: tuple[str, ...] = ()
+    updated: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
+    unchanged: int = 0
+    conflicts: tuple[Conflict, ...] = ()
+    duplicates: tuple[Duplicate, ...] = ()
+    skipped_forgotten: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> int:
+        """How many records the import added or changed."""
+        return len(self.added) + len(self.updated) + len(self.superseded)
+
+
+@dataclass(frozen=True)
+class SyncResult:
+    """What catching a worktree's file up did."""
+
+    path: str
+    written: bool
+    imported: ImportReport | None = None
+    problem: str | None = None  # why the file was left alone
+    skipped: bool = False  # the project keeps no team file
+    notes: tuple[str, ...] = field(default=())
+
+
+def worktree_of(cwd: str | os.PathLike[str]) -> str | None:
+    """The root of the git worktree holding ``cwd`` (``None`` outside git)."""
+    from agentctx.gitinfo import find_repo
+
+    repo = find_repo(os.fspath(cwd))
+    return None if repo is None else repo.worktree
+
+
+def file_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The team file a write from ``cwd`` keeps: the one at the root of ``cwd``'s worktree when
+    that is a worktree of ``project``, else the one at the project's root."""
+    if cwd is not None:
+        worktree = worktree_of(cwd)
+        if worktree is not None:
+            from agentctx.gitinfo import identify
+
+            if identify(worktree).id == project.id:
+                return Path(worktree) / TEAM_FILE
+    return Path(project.root) / TEAM_FILE
+
+
+def _read(path: Path) -> str | None:
+    try:  # bytes, not read_text: a carriage return in a body must survive
+        return path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        return None
+    except UnicodeDecodeError as exc:
+        raise TeamFileError(1, f"the file is not UTF-8 text ({exc.reason})") from None
+
+
+def status(db: Store, project: Project, cwd: str | os.PathLike[str] | None = None) -> TeamStatus:
+    """Whether the team file of ``cwd``'s worktree (default: the project's root) is in step."""
+    path = file_for(project, cwd)
+    enabled = teamstate.is_enabled(db, project.id)
+
+    def made(state: str, detail: str, *, exists: bool = True, in_step: bool = False,
+             to_import: int = 0, conflicts: tuple[Conflict, ...] = (),
+             duplicates: int = 0) -> TeamStatus:
+        return TeamStatus(project.id, project.name, enabled, str(path), exists, in_step, state,
+                          detail, to_import, conflicts, duplicates)
+
+    try:
+        text = _read(path)
+    except (TeamFileError, OSError) as exc:
+        return made("malformed", f"{path}: {exc}")
+    if not enabled:
+        return made("off", "the team file is off for this project ('agentctx team on')",
+                    exists=text is not None)
+    if text is None:
+        return made("missing", "no team file yet ('agentctx team sync' writes it)",
+                    exists=False)
+    if text == render_project(db, project):
+        return made("in step", "the file matches the store", in_step=True)
+    try:
+        parsed = parse(text)
+    except TeamFileError as exc:
+        return made("malformed", f"{path}: {exc}")
+    forgotten = teamstate.forgotten(db, [b.id for b in parsed.blocks])
+    planned = plan(db, project, _without(parsed, forgotten))
+    if planned.changes:
+        return made("to import", f"{planned.changes} teammates' changes to import "
+                    "('agentctx import')", to_import=planned.changes,
+                    conflicts=tuple(planned.conflicts), duplicates=len(parsed.duplicates))
+    return made("behind", "the store has changes the file does not show yet "
+                "('agentctx team sync')", conflicts=tuple(planned.conflicts),
+                duplicates=len(parsed.duplicates))
+
+
+def _without(parsed: ParsedFile, ids: set[str]) -> ParsedFile:
+    if not ids:
+        return parsed
+    return replace(parsed, blocks=tuple(b for b in parsed.blocks if b.id not in ids))
+
+
+def import_text(db: Store, project: Project, text: str, path: str) -> ImportReport:
+    """Import a team file's text into the project (all or nothing). Raises
+    :class:`TeamFileError` for a malformed file and
+    :class:`~agentctx.store.errors.InvalidRecord` for a block that breaks a record rule; either
+    way nothing changes."""
+    parsed = parse(text)
+    forgotten = teamstate.forgotten(db, [b.id for b in parsed.blocks])
+    done = apply(db, project, _without(parsed, forgotten))
+    return ImportReport(path=path, added=tuple(done.added), updated=tuple(done.updated),
+                        superseded=tuple(done.superseded), unchanged=done.unchanged,
+                        conflicts=tuple(done.conflicts), duplicates=parsed.duplicates,
+                        skipped_forgotten=tuple(sorted(forgotten)))
+
+
+def import_file(db: Store, project: Project, path: str | os.PathLike[str]) -> ImportReport:
+    """Import the team file at ``path`` into ``project``: idempotent by id; see
+    :func:`import_text`. Raises ``FileNotFoundError`` when there is no such file."""
+    target = Path(path)
+    text = _read(target)
+    if text is None:
+        raise FileNotFoundError(f"no file {target}")
+    return import_text(db, project, text, str(target))
+
+
+def sync(db: Store, project: Project, cwd: str | os.PathLike[str] | None = None) -> SyncResult:
+    """Catch the team file of ``cwd``'s worktree up with the store: import what it holds that
+    the store lacks, then rewrite it when its text changes. A malformed file is left alone.
+    A project that keeps no team file is skipped."""
+    path = file_for(project, cwd)
+    if not teamstate.is_enabled(db, project.id):
+        return SyncResult(str(path), written=False, skipped=True)
+    try:
+        text = _read(path)
+        report = None if text is None else import_text(db, project, text, str(path))
+    except TeamFileError as exc:
+        return SyncResult(str(path), written=False, problem=f"{path}: {exc}; left as it is")
+    written = write(db, project, path, render_project(db, project))
+    return SyncResult(str(path), written=written, imported=report)
+
+
+def after_write(db: Store, project: Project,
+                cwd: str | os.PathLike[str] | None = None) -> SyncResult | None:
+    """:func:`sync` after a surface wrote records; never raises (a problem is returned in the
+    result and logged). ``None`` when the project keeps no team file."""
+    try:
+        if not teamstate.is_enabled(db, project.id):
+            return None
+        result = sync(db, project, cwd)
+    except Exception as exc:  # a write already succeeded: the file catches up next time
+        result = SyncResult(str(file_for(project, cwd)), written=False,
+                            problem=f"team file not updated: {exc}")
+    if result.problem:
+        _log(result.problem)
+    for conflict in result.imported.conflicts if result.imported else ():
+        _log(f"{result.path}: conflict on {conflict.id}: {conflict.reason}")
+    return result
+
+
+def _log(message: str) -> None:
+    try:
+        from agentctx import config
+        from agentctx.redact import redact
+        from agentctx.store.ids import now_iso
+
+        logs = config.ensure_home() / "logs"
+        fd = os.open(logs / "team.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        with open(fd, "a", encoding="utf-8") as handle:
+            handle.write(f"{now_iso()} {redact(message)}\n")
+    except OSError:
+        pass
+
+
+def turn_on(db: Store, project: Project, cwd: str | os.PathLike[str]) -> SyncResult:
+    """Keep a team file for ``project``: opt in, add the union merge rule to the worktree's
+    ``.gitattributes``, and write the file now. Raises :class:`NotInRepository` outside git."""
+    worktree = worktree_of(cwd)
+    if worktree is None:
+        raise NotInRepository(f"{cwd} is in no git repository; the team file travels in git")
+    teamstate.enable(db, project.id)
+    add_merge_rule(Path(worktree))
+    return sync(db, project, cwd)
+
+
+def turn_off(db: Store, project: Project) -> bool:
+    """Stop keeping the team file (the file and ``.gitattributes`` stay as they are)."""
+    return teamstate.disable(db, project.id)
+
+
+def add_merge_rule(worktree: Path) -> bool:
+    """Add ``.agentctx/context.md merge=union`` to the worktree's ``.gitattributes`` once;
+    returns whether the line was added."""
+    target = worktree / ".gitattributes"
+    try:
+        current = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        current = ""
+    if any(line.split() == GITATTRIBUTES_LINE.split() for line in current.splitlines()):
+        return False
+    prefix = "" if not current or current.endswith("\n") else "\n"
+    with open(target, "a", encoding="utf-8") as handle:
+        handle.write(f"{prefix}{GITATTRIBUTES_LINE}\n")
+    return True
+
