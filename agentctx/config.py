@@ -138,6 +138,10 @@ KNOBS: dict[str, Knob] = {
         Knob("prune_after_days", "int", 60,
              "Days a record must stay under prune_score before it is listed for pruning.",
              minimum=1, maximum=36500),
+        # Terminal UI.
+        Knob("tui_poll_ms", "int", 1000,
+             "How often the TUI checks the store for new records and injections, milliseconds.",
+             minimum=100, maximum=60000),
         # The clock.
         Knob("now", "time", "",
              "A fixed current time (ISO 8601) for hooks, preview, search, consolidation and the "

@@ -11,11 +11,13 @@ the developer's store or configuration), with its output shown as it comes:
 * ``bench/bench_team.py`` — the team file: sync and import against ``export md``, and the
   SessionStart hook with the team file on against off.
 * ``bench/bench_web.py`` — the web view's first record row in headless Chromium, 10K records.
+* ``bench/bench_tui.py`` — the TUI's open and keystroke-to-table times against a bare Textual
+  App and one store search.
 
 A benchmark file that does not exist is reported as missing and skipped. At the end a summary
 lists each benchmark's outcome and time; the exit code is non-zero when any benchmark failed.
 
-Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,team,web]``
+Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,team,web,tui]``
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ BENCHMARKS = (
     ("drift", "bench_drift.py"),
     ("team", "bench_team.py"),
     ("web", "bench_web.py"),
+    ("tui", "bench_tui.py"),
 )
 
 

@@ -38,3 +38,10 @@ def test_demo_command_prints_status_and_export(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "project  harbor" in result.stdout
     assert "## Decisions" in result.stdout and "History:" in result.stdout
+
+
+def test_demo_without_a_terminal_prints_instead_of_opening_the_tui(tmp_path: Path) -> None:
+    result = run_cli("demo", "--keep", str(tmp_path / "d"))
+    assert result.returncode == 0, result.stderr
+    assert "project  harbor" in result.stdout and "## Decisions" in result.stdout
+    assert "agentctx tui" in result.stderr  # the hint to open it in a terminal

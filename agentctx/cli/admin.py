@@ -277,7 +277,8 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
          keep: Path | None = typer.Option(None, "--keep",
                                           help="Build the demo home here and keep it."),
          ) -> None:
-    """Build a realistic demo store in a temporary home and open it."""
+    """Build a realistic demo store in a temporary home and open it in the TUI (in a terminal;
+    otherwise, or with --no-tui, print its status and export)."""
     from agentctx import demo as demo_data
 
     base = keep or Path(tempfile.mkdtemp(prefix="agentctx-demo-"))
@@ -291,10 +292,11 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
             project_id = demo_data.build(db, base / "harbor")
         typer.echo(f"demo store: {home / config.DB_NAME} (project harbor, {project_id[:12]})",
                    err=True)
-        if not no_tui and sys.stdout.isatty() and _tui_available():
-            from agentctx.tui.app import run_tui  # type: ignore[import-not-found,import-untyped,unused-ignore]
+        if not no_tui and sys.stdout.isatty() and sys.stdin.isatty():
+            from agentctx.tui.app import run_tui
 
-            run_tui(project=project_id)
+            os.chdir(base / "harbor")
+            run_tui(project=project_id, home=home)
             return
         with Store.open(home / config.DB_NAME) as db:
             data = _status_data(db, proj.get(db, project_id))
@@ -303,21 +305,28 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         typer.echo("")
         export(project=project_id, out=None, superseded=False, fmt="md")
         if data["records"]:
-            typer.echo(f"\nTry: AGENTCTX_HOME={home} agentctx search 'how do we run tests'",
-                       err=True)
-    finally:
-        if keep is None and not _tui_available():
+            typer.echo(f"\nTry: AGENTCTX_HOME={home} agentctx tui   (or agentctx search "
+                       "'how do we run tests')", err=True)
+        if keep is None:
             typer.echo(f"(the demo home is kept at {base} until you delete it)", err=True)
-        elif keep is None:
+            keep = base
+    finally:
+        if keep is None:
+            os.chdir(os.path.expanduser("~"))
             shutil.rmtree(base, ignore_errors=True)
 
 
-def _tui_available() -> bool:
-    try:
-        import agentctx.tui.app  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: F401
-    except ImportError:
-        return False
-    return True
+# ----------------------------------------------------------------------------------- tui
+
+
+def tui(project: str | None = ProjectOption) -> None:
+    """Open the full-screen context browser (projects, records, chains, profile, sessions, live
+    injections, CLAUDE.md drift, prompt preview) over the store in AGENTCTX_HOME."""
+    if not (sys.stdout.isatty() and sys.stdin.isatty()):
+        fail("agentctx tui needs a terminal (stdin and stdout); try 'agentctx status'")
+    from agentctx.tui.app import run_tui
+
+    run_tui(project=project)
 
 
 def register(app: typer.Typer) -> None:
@@ -327,3 +336,4 @@ def register(app: typer.Typer) -> None:
     app.add_typer(config_app, name="config")
     app.command()(export)
     app.command()(demo)
+    app.command()(tui)

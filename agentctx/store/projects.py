@@ -52,6 +52,27 @@ def resolve(db: Store, cwd: str) -> Resolved:
     return Resolved(project, identity.worktree)
 
 
+def of_folder(db: Store, cwd: str) -> Project | None:
+    """The project a folder belongs to, as far as the store already knows, without resolving
+    (nothing is written, no repository file is read): ``cwd`` or its nearest ancestor that a
+    hook or command has resolved, else a project whose root holds ``cwd``; ``None`` otherwise.
+    For read-only surfaces (the TUI) that must not create a project for wherever they start."""
+    path = os.path.abspath(os.path.expanduser(cwd or "."))
+    ancestors = [path]
+    while (parent := os.path.dirname(ancestors[-1])) != ancestors[-1]:
+        ancestors.append(parent)
+    marks = ",".join("?" * len(ancestors))
+    rows = db.rows("SELECT pp.path, p.id, p.name, p.root, p.remote, p.paused "
+                   "FROM project_paths pp JOIN projects p ON p.id = pp.project_id "
+                   f"WHERE pp.path IN ({marks})", ancestors)
+    rows += db.rows(f"SELECT root, id, name, root, remote, paused FROM projects "
+                    f"WHERE root IN ({marks}) AND id != ?", [*ancestors, GLOBAL_PROJECT])
+    if not rows:
+        return None
+    nearest = max(rows, key=lambda row: len(str(row[0])))
+    return Project(nearest[1], nearest[2], nearest[3], nearest[4], bool(nearest[5]))
+
+
 def get(db: Store, ref: str) -> Project:
     """A project by id, unambiguous id prefix or unique name."""
     row = db.one("SELECT id, name, root, remote, paused FROM projects WHERE id = ?", (ref,))

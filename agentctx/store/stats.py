@@ -77,6 +77,12 @@ def record_counts(db: Store, project_id: str | None = None) -> dict[str, dict[st
     return counts
 
 
+def has_embeddings(db: Store) -> bool:
+    """Whether the store holds any record embedding (one index lookup: a status line can tell
+    "no vectors yet" without loading the vector machinery)."""
+    return db.scalar("SELECT 1 FROM embeddings LIMIT 1") is not None
+
+
 def store_size(db: Store) -> int:
     """Bytes on disk of the store, WAL included."""
     total = 0

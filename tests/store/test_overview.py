@@ -47,3 +47,15 @@ def test_overview_counts_costs_sessions_and_candidates(store: Store, project_dir
     assert [(c.older_id, c.newer_id) for c in view.merge_candidates] == [(twin_a.id, twin_b.id)]
     assert [(c.id, c.days_low) for c in view.prune_candidates] == [(stale.id, 61)]
     assert stats.overview(store, project, prune_after_days=90, now=now).prune_candidates == []
+
+
+def test_has_embeddings_tells_an_empty_vector_table(store: Store) -> None:
+    import numpy as np
+
+    from agentctx.store import vectors
+
+    records.add(store, Draft(type="decision", title="Use gRPC"), project_id="p1")
+    assert not stats.has_embeddings(store)
+    waiting = vectors.pending(store)
+    assert vectors.save(store, "m", [(waiting[0], np.full(8, 0.5, dtype=np.float32))]) == 1
+    assert stats.has_embeddings(store)

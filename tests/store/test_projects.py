@@ -99,3 +99,17 @@ def test_listing_says_what_each_project_holds_and_cost_a_page_at_a_time(
     assert listed[0].records == 0 and listed[0].by_type == {} and listed[0].tokens_injected == 0
     pages = [projects.list_all(store, limit=2, offset=start) for start in (0, 2)]
     assert [s.project.id for page in pages for s in page] == [s.project.id for s in listed]
+
+
+def test_of_folder_finds_a_known_project_without_writing(store: Store, project_dir: Path,
+                                                        tmp_path: Path) -> None:
+    pid = projects.resolve(store, str(project_dir)).project.id
+    before = store.data_version(), projects.count(store)
+    deep = project_dir / "src" / "pkg"
+    deep.mkdir()
+    found = projects.of_folder(store, str(deep))
+    assert found is not None and found.id == pid
+    stranger = tmp_path / "elsewhere"
+    stranger.mkdir()
+    assert projects.of_folder(store, str(stranger)) is None
+    assert projects.count(store) == before[1]  # nothing created

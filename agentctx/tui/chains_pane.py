@@ -1,0 +1,145 @@
+"""Pane 3, Chains: supersession chains as a tree — what was believed when, and why it changed.
+
+Each chain is a node titled by its newest version; its children are the versions, oldest first,
+with the dates each held and the rationale that replaced it. ``c`` on a record (pane 2) opens
+the pane on that record's chain alone; ``escape`` goes back to every chain.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from agentctx.store import chains as store_chains
+from agentctx.store.chains import Chain
+from agentctx.store.errors import StoreError
+from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+
+PAGE = 50
+
+
+def version_label(chain: Chain, index: int, width: int) -> Text:
+    """One version: the dates it held and its title (the one in force in bold)."""
+    version = chain.versions[index]
+    record = version.record
+    until = day(record.superseded_at) if record.superseded_at else "now"
+    label = Text(f"{day(record.valid_from)} → {until:<10} ", style="dim")
+    label.append(ellipsize(record.title, max(10, width - 30)),
+                 style="bold" if record.current else "strike")
+    return label
+
+
+class ChainsPane(Pane):
+    """The active project's supersession chains, newest change first."""
+
+    PANE_ID = "chains"
+    PANE_NAME = "Chains"
+    KEY = "3"
+    HELP_KEYS = (("enter / space", "expand or collapse a chain"),
+                 ("m", "load more chains"), ("escape", "back to every chain after a jump"))
+    PALETTE = (PaletteAction("Load more chains", "Read the next page of chains", "more"),
+               PaletteAction("Every chain", "Back from one record's chain", "all_chains"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("m", "more", "More"), Binding("escape", "all_chains", "All chains", show=False)]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.focus_id: str | None = None
+        self.loaded = 0
+        self.total = 0
+
+    def compose(self) -> ComposeResult:
+        yield PaneTitle("Chains", classes="pane-title")
+        yield Static("", classes="empty", markup=False)
+        tree: Tree[str] = Tree("chains", id="chains-tree")
+        tree.show_root = False
+        tree.guide_depth = 3
+        yield tree
+
+    def reload(self) -> None:
+        tree = self.query_one(Tree)
+        tree.clear()
+        project = self.state.project
+        empty = self.query_one(".empty", Static)
+        if self.focus_id is not None:
+            try:
+                chain = store_chains.chain_of(self.state.db, self.focus_id)
+            except StoreError as exc:
+                self.notify(str(exc), severity="error")
+                self.focus_id = None
+                self.reload()
+                return
+            self._add_chain(chain, expand=True)
+            self.query_one(PaneTitle).set_text(
+                f"Chain of “{chain.head.title}” · {len(chain.versions)} versions · "
+                "escape: every chain")
+            empty.display = False
+            return
+        if project is None:
+            self.total = 0
+            found: list[Chain] = []
+        else:
+            self.total = store_chains.count_chains(self.state.db, project.id)
+            found = store_chains.chains(self.state.db, project.id, limit=PAGE)
+        self.loaded = len(found)
+        for chain in found:
+            self._add_chain(chain, expand=False)
+        name = project.name if project else "no project"
+        self.query_one(PaneTitle).set_text(
+            f"Chains · {name} · {self.loaded} of {self.total} · what was believed when, and why")
+        empty.display = not found
+        empty.update("No supersession chains yet: when a decision is replaced "
+                     "(`agentctx supersede`, or extraction), its history shows here.")
+        if found:
+            tree.move_cursor_to_line(0)
+
+    def _add_chain(self, chain: Chain, *, expand: bool) -> None:
+        tree = self.query_one(Tree)
+        width = self.size.width or 80
+        head = chain.head
+        label = Text(f"{head.type:<10} ", style="dim")
+        label.append(ellipsize(head.title, max(10, width - 32)), style="bold")
+        label.append(f"  {len(chain.versions)} versions", style="dim")
+        node: TreeNode[str] = tree.root.add(label, data=head.id, expand=expand)
+        for index, version in enumerate(chain.versions):
+            child = node.add(version_label(chain, index, width), data=version.record.id,
+                             expand=True)
+            if version.rationale:
+                child.add_leaf(Text("why it changed: " + ellipsize(version.rationale,
+                                                                   max(10, width - 26)),
+                                    style="italic"), data=version.record.id)
+
+    def show_chain_of(self, record_id: str) -> None:
+        """Show only the chain through ``record_id``, expanded."""
+        self.focus_id = record_id
+        self.reload()
+        self.screen.set_focus(self.query_one(Tree))
+
+    def action_all_chains(self) -> None:
+        """Back to every chain of the project."""
+        if self.focus_id is not None:
+            self.focus_id = None
+            self.reload()
+
+    def action_more(self) -> None:
+        """Read the next page of chains."""
+        project = self.state.project
+        if project is None or self.focus_id is not None or self.loaded >= self.total:
+            return
+        more = store_chains.chains(self.state.db, project.id, limit=PAGE, offset=self.loaded)
+        for chain in more:
+            self._add_chain(chain, expand=False)
+        self.loaded += len(more)
+        self.query_one(PaneTitle).set_text(
+            f"Chains · {project.name} · {self.loaded} of {self.total} · what was believed when, "
+            "and why")
+
+    def project_changed(self) -> None:
+        self.focus_id = None
+        super().project_changed()

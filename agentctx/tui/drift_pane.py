@@ -1,0 +1,199 @@
+"""Pane 7, Drift: where CLAUDE.md and the other memory files no longer say what the store knows.
+
+Candidates (missing, contradicted, stale) with their score, the proposed unified diff
+highlighted, and the records dismissed as intentionally absent. ``A`` applies the diff after a
+confirmation (nothing is written before), ``x`` dismisses the highlighted candidate, ``X`` flags
+a dismissed record again. The scan runs in a worker thread on its own connection (it reads the
+memory files and stores the drift scores, as ``agentctx sync`` does).
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from rich.syntax import Syntax
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Static
+from textual.worker import get_current_worker
+
+from agentctx import drift
+from agentctx.store import drift_state
+from agentctx.store import projects as proj
+from agentctx.store import records as rec
+from agentctx.store.errors import StoreError
+from agentctx.store.models import Project, Record
+from agentctx.tui.cells import ellipsize, home_path
+from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.confirm import ConfirmScreen
+from agentctx.tui.widgets.table import PlainTable
+
+DISMISSED = "dismissed"
+
+
+class DriftPane(Pane):
+    """Drift candidates of the active project and the diff that would fix them."""
+
+    PANE_ID = "drift"
+    PANE_NAME = "Drift"
+    KEY = "7"
+    HELP_KEYS = (("A", "apply the proposed diff to the memory files (asks first)"),
+                 ("x", "dismiss the candidate: intentionally absent, no longer flagged"),
+                 ("X", "flag a dismissed record again"), ("s", "scan again"))
+    PALETTE = (PaletteAction("Apply the diff", "Write the proposed changes (asks first)",
+                             "apply"),
+               PaletteAction("Dismiss candidate", "Stop flagging the highlighted record",
+                             "dismiss"),
+               PaletteAction("Undismiss record", "Flag the highlighted dismissed record again",
+                             "undismiss"),
+               PaletteAction("Scan again", "Read the memory files again", "scan"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("A", "apply", "Apply"), Binding("x", "dismiss", "Dismiss"),
+        Binding("X", "undismiss", "Undismiss"), Binding("s", "scan", "Scan")]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.found: drift.Proposal | None = None
+        self.dismissed: list[Record] = []
+        self.scanning = False
+
+    def compose(self) -> ComposeResult:
+        yield PaneTitle("Drift", classes="pane-title")
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
+                                          id="drift-table")
+        for name, key, width in (("class", "class", 12), ("score", "score", 5),
+                                 ("record", "title", 34), ("where", "where", 22)):
+            table.add_column(name, key=key, width=width)
+        yield table
+        with VerticalScroll(id="diff-box"):
+            yield Static("", id="diff", markup=False)
+
+    def _folder_cwd(self, project: Project) -> str:
+        """Where the memory files are: the app's folder when it is in the project, else the
+        project's root (so the scan never creates a project for an unrelated folder)."""
+        here = proj.of_folder(self.state.db, self.state.cwd)
+        return self.state.cwd if here is not None and here.id == project.id else project.root
+
+    def reload(self) -> None:
+        project = self.state.project
+        if project is None:
+            self.query_one(PaneTitle).set_text("Drift · no project")
+            self.query_one("#diff", Static).update(
+                "No project yet — run `agentctx init`, then use Claude Code.")
+            return
+        self.query_one(PaneTitle).set_text(f"Drift · {project.name} · scanning the memory "
+                                           "files…")
+        self.scanning = True
+        self.scan(project, self._folder_cwd(project))
+
+    @work(thread=True, exclusive=True, group="drift")
+    def scan(self, project: Project, cwd: str) -> None:
+        """Scan and propose on a connection of this thread."""
+        worker = get_current_worker()
+        try:
+            with self.state.worker_store() as db:
+                found = drift.proposal(db, project, cwd, encoder=drift.default_encoder(db))
+            problem = ""
+        except (StoreError, OSError) as exc:
+            found, problem = None, str(exc)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._show, project, found, problem)
+
+    def _show(self, project: Project, found: drift.Proposal | None, problem: str) -> None:
+        self.scanning = False
+        self.found = found
+        db = self.state.db
+        ids = sorted(drift_state.dismissed(db, project.id))
+        self.dismissed = rec.get_many(db, ids)[0] if ids else []
+        table = self.query_one(DataTable)
+        table.clear()
+        diff = self.query_one("#diff", Static)
+        if found is None:
+            self.query_one(PaneTitle).set_text(f"Drift · {project.name} · the scan failed")
+            diff.update(problem)
+            return
+        shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
+        for p in found.candidates:
+            c = p.candidate
+            where = f"{p.file}:{p.line}" if p.file and p.line else (p.file or found.target)
+            table.add_row(c.kind, f"{c.score:.2f}",
+                          ellipsize(f"{shorts.get(c.id, c.id[:10])} {c.record.title}", 34),
+                          ellipsize(where, 22), key=c.id)
+        for r in self.dismissed:
+            table.add_row(DISMISSED, "-", ellipsize(r.title, 34), "x: flag again",
+                          key=f"{DISMISSED}:{r.id}")
+        files = ", ".join(f.name for f in found.scan.memory.files) or "no memory files"
+        self.query_one(PaneTitle).set_text(
+            f"Drift · {project.name} · {len(found.candidates)} candidates · {files} · "
+            "A apply · x dismiss · X undismiss")
+        if found.diff:
+            diff.update(Syntax(found.diff, "diff", theme="ansi_dark", word_wrap=True))
+        elif found.candidates:
+            diff.update("Nothing to change in the files: " + "; ".join(found.problems or (
+                "the candidates need a person's judgement",)))
+        else:
+            diff.update(f"No drift: the memory files ({files}) say what the store knows.")
+
+    def _highlighted_key(self) -> str | None:
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def action_scan(self) -> None:
+        """Read the memory files again."""
+        self.reload()
+
+    def action_apply(self) -> None:
+        """Write the proposed diff after a confirmation."""
+        found = self.found
+        if found is None or not found.changes:
+            self.notify("nothing to apply", timeout=2)
+            return
+        names = ", ".join(c.name for c in found.changes)
+        question = (f"Write the proposed changes to {names}?\n\nThe files are written "
+                    "atomically, with a backup; CLAUDE.local.md is never edited.")
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                self.notify("nothing written", timeout=2)
+                return
+            try:
+                applied = drift.apply(self.state.db, found)
+            except drift.Changed as exc:
+                self.notify(f"not written: {exc}; scanning again", severity="warning")
+            except (StoreError, OSError) as exc:
+                self.notify(f"not written: {exc}", severity="error")
+            else:
+                backup = home_path(applied.backup) if applied.backup else "-"
+                self.notify(f"wrote {', '.join(applied.written) or 'nothing'} "
+                            f"(backup: {backup})", timeout=5)
+            self.reload()
+
+        self.app.push_screen(ConfirmScreen(question), done)
+
+    def action_dismiss(self) -> None:
+        """Mark the highlighted candidate's record as intentionally absent."""
+        key = self._highlighted_key()
+        project = self.state.project
+        if not key or project is None or key.startswith(f"{DISMISSED}:"):
+            return
+        record, changed = drift.dismiss(self.state.db, project, key)
+        self.notify(f"dismissed: {record.title}" if changed else "already dismissed", timeout=3)
+        self.reload()
+
+    def action_undismiss(self) -> None:
+        """Flag the highlighted dismissed record again."""
+        key = self._highlighted_key()
+        project = self.state.project
+        if not key or project is None or not key.startswith(f"{DISMISSED}:"):
+            self.notify("highlight a dismissed record to flag it again", timeout=2)
+            return
+        record, _changed = drift.undismiss(self.state.db, project, key.split(":", 1)[1])
+        self.notify(f"flagged again: {record.title}", timeout=3)
+        self.reload()
+
+    def store_changed(self) -> None:
+        """A scan writes scores itself; the pane rescans only when asked (s, r, a switch)."""

@@ -1,0 +1,161 @@
+"""Pane 8, Preview: type a prompt and see what the per-prompt hook would inject and why — the
+same judgement as ``agentctx preview`` without ``--session`` (a fresh session: nothing seen).
+
+The judgement runs on the app's reader thread (its own connection); keystrokes that arrive while
+it runs are coalesced into the next run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Input, Static
+
+from agentctx import judgement
+from agentctx.budget import estimate_tokens
+from agentctx.store.models import Project
+from agentctx.tui.cells import ellipsize
+from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
+
+
+class PreviewPane(Pane):
+    """What a prompt would get."""
+
+    PANE_ID = "preview"
+    PANE_NAME = "Preview"
+    KEY = "8"
+    HELP_KEYS = (("/", "type a prompt (updates as you type); escape leaves the field"),)
+    PALETTE = (PaletteAction("Type a prompt", "Preview what a prompt would be given", "type"),)
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("slash", "type", "Prompt")]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._judging = False
+        self._next_prompt: str | None = None
+        self.shown_for = ""
+
+    def compose(self) -> ComposeResult:
+        yield PaneTitle("Preview", classes="pane-title")
+        yield Input(placeholder="type a prompt as you would in Claude Code", id="prompt")
+        yield Static("", id="preview-knobs")
+        table: DataTable[Any] = PlainTable(cursor_type="row", id="verdicts")
+        for name, key, width in (("outcome", "outcome", 7), ("p", "p", 4), ("rel", "rel", 4),
+                                 ("cos", "cos", 4), ("type", "type", 10), ("title", "title", 28),
+                                 ("why", "why", 32)):
+            table.add_column(name, key=key, width=width)
+        yield table
+        with VerticalScroll(id="injected-box"):
+            yield Static("", id="injected", markup=False)
+
+    def reload(self) -> None:
+        project = self.state.project
+        knobs = judgement.settings(self.state.cfg)
+        self.query_one("#preview-knobs", Static).update(
+            f"in full from p {knobs.full_confidence:.2f}, as a pointer from "
+            f"{knobs.pointer_confidence:.2f} · at most {knobs.max_records} records · "
+            f"{knobs.max_tokens} tokens · a fresh session")
+        self.query_one(PaneTitle).set_text(
+            f"Preview · {project.name if project else 'no project'} · what the per-prompt hook "
+            "would inject, and why")
+        text = self.query_one(Input).value.strip()
+        if text:
+            self._start(text)
+        else:
+            self._show(None, "", judgement.Decision([], "", [], []))
+
+    def focus_main(self) -> None:
+        self.screen.set_focus(self.query_one(Input))
+
+    def action_type(self) -> None:
+        """Focus the prompt field."""
+        self.screen.set_focus(self.query_one(Input))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            self._show(None, "", judgement.Decision([], "", [], []))
+            return
+        if self._judging:
+            self._next_prompt = text
+        else:
+            self._start(text)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.screen.set_focus(self.query_one(DataTable))
+
+    def _start(self, text: str) -> None:
+        project = self.state.project
+        if project is None:
+            self._show(None, text, judgement.Decision([], "", [], []),
+                       "no project yet — run `agentctx init`, then use Claude Code")
+            return
+        self._judging = True
+        self._next_prompt = None
+        self.judge(project, text)
+
+    @work(exclusive=True, group="preview")
+    async def judge(self, project: Project, text: str) -> None:
+        """The per-prompt judgement, on the reader thread's connection."""
+        knobs = judgement.settings(self.state.cfg)
+        why = ""
+        decision = judgement.Decision([], "", [], [])
+        try:
+            if judgement.opted_out(text):
+                why = "the prompt starts with #noctx: nothing is injected"
+            elif judgement.own_command(text):
+                why = "one of agentctx's own commands: nothing is injected"
+            elif project.paused:
+                why = f"{project.name} is paused ('agentctx resume')"
+            else:
+                decision = await self.state.read(lambda db: judgement.decide(
+                    db, project.id, project.name, text, knobs))
+        except Exception as exc:  # a locked or damaged store
+            why = f"the preview failed: {exc}"
+        self._finished(project, text, decision, why)
+
+    def _finished(self, project: Project, text: str, decision: judgement.Decision,
+                  why: str) -> None:
+        self._judging = False
+        pending, self._next_prompt = self._next_prompt, None
+        if pending is not None and pending != text:
+            self._start(pending)
+            return
+        self._show(project, text, decision, why)
+
+    def _show(self, project: Project | None, text: str, decision: judgement.Decision,
+              why: str = "") -> None:
+        self.shown_for = text
+        table = self.query_one(DataTable)
+        table.clear()
+        for v in decision.verdicts:
+            r = v.hit.record
+            table.add_row(v.outcome,
+                          "-" if v.probability is None else f"{v.probability:.2f}",
+                          f"{v.hit.relevance:.2f}",
+                          "-" if v.cosine is None else f"{v.cosine:.2f}", r.type,
+                          ellipsize(r.title, 28),
+                          ellipsize(judgement.OUTCOMES[v.outcome]
+                                    + (f"; matched {', '.join(v.hit.matched)}"
+                                       if v.hit.matched else ""), 32), key=r.id)
+        box = self.query_one("#injected", Static)
+        if why:
+            box.update(why)
+        elif not text:
+            box.update("Type a prompt above: each candidate record shows with its relevance, "
+                       "the words it matched and whether it would be injected.")
+        elif decision.skipped:
+            box.update(f"nothing would be injected: {decision.skipped}")
+        elif not decision.verdicts:
+            box.update("no record matches any word of the prompt: nothing would be injected")
+        elif decision.text:
+            box.update(f"injected ({estimate_tokens(decision.text)} tokens):\n\n"
+                       f"{decision.text}")
+        else:
+            box.update("nothing would be injected (no candidate is likely enough to answer it)")

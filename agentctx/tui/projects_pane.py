@@ -1,0 +1,84 @@
+"""Pane 1, Projects: every project with its records by type, last activity and tokens injected;
+``enter`` makes one the active project of every other pane."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import DataTable, Static
+
+from agentctx.store import projects as proj
+from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
+from agentctx.tui.cells import ago, ellipsize, home_path, tokens
+from agentctx.tui.messages import ProjectChosen
+from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
+
+TYPE_LETTERS = {t: t[:3] for t in RECORD_TYPES}
+
+
+def by_type(counts: dict[str, int]) -> str:
+    """``dec 4 · con 3 · bug 1``: current records per type, in the store's type order."""
+    return " · ".join(f"{TYPE_LETTERS[t]} {counts[t]}" for t in RECORD_TYPES if counts.get(t))
+
+
+class ProjectsPane(Pane):
+    """Every project the store knows, most recently active first."""
+
+    PANE_ID = "projects"
+    PANE_NAME = "Projects"
+    KEY = "1"
+    HELP_KEYS = (("enter", "make the project the active one of every pane"),)
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "choose", "Choose", show=True)]
+
+    def compose(self) -> ComposeResult:
+        yield PaneTitle("Projects", classes="pane-title")
+        yield Static("", classes="empty", markup=False)
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
+                                          id="projects-table")
+        table.add_column("", key="active", width=1)
+        table.add_column("project", key="name", width=16)
+        table.add_column("records", key="records", width=7)
+        table.add_column("by type", key="types", width=26)
+        table.add_column("last active", key="active_at", width=11)
+        table.add_column("tokens", key="tokens", width=7)
+        table.add_column("path", key="path")
+        yield table
+
+    def reload(self) -> None:
+        state = self.state
+        table = self.query_one(DataTable)
+        summaries = [s for s in proj.list_all(state.db) if s.project.id != GLOBAL_PROJECT]
+        keep = table.cursor_row
+        table.clear()
+        active = state.project.id if state.project else None
+        now = state.now()
+        for s in summaries:
+            last = s.last_session or s.last_seen  # a session's start, else the last hook seen
+            table.add_row("●" if s.project.id == active else "",
+                          ellipsize(s.project.name, 16), f"{s.records:,}",
+                          ellipsize(by_type(s.by_type), 26), ago(last, now),
+                          tokens(s.tokens_injected), home_path(s.project.root),
+                          key=s.project.id)
+        if summaries:
+            table.move_cursor(row=min(keep, len(summaries) - 1))
+        self.query_one(PaneTitle).set_text(f"Projects · {len(summaries)} known · enter: choose")
+        empty = self.query_one(".empty", Static)
+        empty.display = not summaries
+        empty.update("No projects yet — run `agentctx init`, then use Claude Code in a project.")
+
+    def action_choose(self) -> None:
+        """Make the highlighted project the active one."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if key:
+            self.post_message(ProjectChosen(key))
+            self.call_after_refresh(self.reload)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        self.action_choose()

@@ -1,0 +1,430 @@
+"""Pane 2, Records: the active project's records, searched as you type, filtered, sorted, as of
+a date; ``enter`` opens the detail panel.
+
+The table is paged: it reads :data:`PAGE` rows and the next page when the cursor nears the end,
+so a 100K-record project opens as fast as a small one. Searches run on the app's reader thread
+(one connection of its own, kept open); while one runs, further keystrokes are coalesced into
+the next search, so stale searches never pile up and the table shows the newest text's hits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import DataTable, Input, Static
+
+from agentctx.store import records as rec
+from agentctx.store.ids import parse_time
+from agentctx.store.models import Hit, Record
+from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.listing import Filters
+from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.widgets.table import PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.store.search import Query
+    from agentctx.tui.detail import DetailPanel
+
+PAGE = 100
+SEARCH_LIMIT = 100
+ORDER_NAMES = tuple(rec.ORDERS)
+FIXED_WIDTH = 10 + 10 + 10 + 1 + 10 + 2 * 6 + 2  # every column but the title, with padding
+
+
+def check_date(text: str) -> str | None:
+    """Why ``text`` is not a date the store understands (``None`` when it is)."""
+    try:
+        parse_time(text)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+class RecordsPane(Pane):
+    """The active project's records."""
+
+    PANE_ID = "records"
+    PANE_NAME = "Records"
+    KEY = "2"
+    HELP_KEYS = (("/", "search as you type (the store's one search); escape leaves the field"),
+                 ("enter", "open the record's detail panel"),
+                 ("f", "filter by type, confidence, pinned, superseded"),
+                 ("a", "as of a date: what was in force then"),
+                 ("o", "sort: newest, oldest, title, type, confidence"),
+                 ("g", "include the global profile (developer preferences)"),
+                 ("c", "the record's supersession chain"), ("y", "copy the record's id"),
+                 ("escape", "close the detail panel"))
+    PALETTE = (PaletteAction("Search", "Search the records as you type", "search"),
+               PaletteAction("Filter", "Filter by type, confidence, pinned, superseded", "filter"),
+               PaletteAction("As of a date", "Show what was in force at a date", "as_of"),
+               PaletteAction("Sort", "Cycle the sort order", "sort"),
+               PaletteAction("Toggle global scope", "Include the global profile", "toggle_global"),
+               PaletteAction("Chain of the record", "Open the highlighted record's chain",
+                             "chain"),
+               PaletteAction("Copy record id", "Copy the highlighted record's id", "copy_id"))
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "open", "Open", priority=True),
+        Binding("slash", "search", "Search"),
+        Binding("f", "filter", "Filter"),
+        Binding("a", "as_of", "As of"),
+        Binding("o", "sort", "Sort"),
+        Binding("g", "toggle_global", "Global"),
+        Binding("c", "chain", "Chain", show=False),
+        Binding("y", "copy_id", "Copy id", show=False),
+    ]
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.filters = Filters()
+        self.as_of: str | None = None
+        self.order = "newest"
+        self.include_global = False
+        self.query_text = ""
+        self.search_mode = ""
+        self.total = 0
+        self._more = False
+        self.loaded = 0
+        self.records: dict[str, Record] = {}
+        self._search_busy = False
+        self._next_search: str | None = None
+        self._shown_for: tuple[object, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        yield PaneTitle("Records", classes="pane-title")
+        yield Input(placeholder="/ search records (escape: back to the table)", id="search")
+        yield Static("", classes="empty", markup=False)
+        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
+                                          id="records-table")
+        yield table
+
+    def on_mount(self) -> None:
+        self._columns()
+
+    TABLE_ACTIONS = frozenset({"filter", "as_of", "sort", "toggle_global", "open", "chain",
+                               "copy_id"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While the detail panel is open its own keys show in the footer, not the table's."""
+        return action not in self.TABLE_ACTIONS or self.detail_panel() is None
+
+    def detail_panel(self) -> DetailPanel | None:
+        """The detail panel when it is open (it is mounted on first use)."""
+        found = self.query("#detail")
+        panel = found.first() if found else None
+        return panel if panel is not None and panel.display else None  # type: ignore[return-value]
+
+    def on_resize(self) -> None:
+        if self.records and self._title_width() != self._width:
+            self.reload()
+
+    def _title_width(self) -> int:
+        return max(16, (self.size.width or 80) - FIXED_WIDTH)
+
+    def _columns(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        self._width = self._title_width()
+        table.add_column("type", key="type", width=10)
+        table.add_column("title", key="title", width=self._width)
+        table.add_column("confidence", key="confidence", width=10)
+        table.add_column("valid from", key="valid", width=10)
+        table.add_column("p", key="pinned", width=1)
+        table.add_column("superseded", key="superseded", width=10)
+
+    # ------------------------------------------------------------------ reading
+
+    def _listing_args(self) -> dict[str, object]:
+        project = self.state.project
+        f = self.filters
+        return {"project_id": project.id if project else "", "types": f.types,
+                "confidences": f.confidences, "include_global": self.include_global,
+                "include_superseded": f.state == "all",
+                "superseded_only": f.state == "superseded", "pinned_only": f.pinned_only,
+                "as_of": self.as_of}
+
+    def reload(self) -> None:
+        """Read the listing (or run the search) again, keeping the cursor where it was."""
+        if self.query_text:
+            self._start_search(self.query_text)
+            return
+        table = self.query_one(DataTable)
+        keep = table.cursor_row
+        self._columns()
+        self.records = {}
+        self.loaded = 0
+        self.total = -1  # counted after the first page is on screen
+        self._more = True
+        self._load_page()
+        while self.loaded <= keep and self._more:
+            self._load_page()
+        if table.row_count:
+            table.move_cursor(row=min(keep, table.row_count - 1), animate=False)
+        self.search_mode = ""
+        self._update_title()
+        self.call_after_refresh(self._count)
+
+    def _count(self) -> None:
+        """How many records the listing holds in all (for the title): counting a large project
+        takes longer than reading a page, so it waits until the first page is painted."""
+        if self.query_text:
+            return
+        self.total = (self.state.current_count() if self._listing_args() == self._default_args()
+                      else rec.count_records(self.state.db,
+                                             **self._listing_args()))  # type: ignore[arg-type]
+        self._update_title()
+
+    def _default_args(self) -> dict[str, object]:
+        project = self.state.project
+        return {**self._listing_args(), "project_id": project.id if project else "",
+                "types": (), "confidences": (), "include_global": False,
+                "include_superseded": False, "superseded_only": False, "pinned_only": False,
+                "as_of": None}
+
+    def _load_page(self) -> None:
+        rows = rec.list_records(self.state.db, **self._listing_args(),  # type: ignore[arg-type]
+                                order=self.order, limit=PAGE, offset=self.loaded)
+        self._add_rows(rows)
+        self.loaded += len(rows)
+        self._more = len(rows) == PAGE
+
+    def _add_rows(self, rows: list[Record]) -> None:
+        table = self.query_one(DataTable)
+        for r in rows:
+            if r.id in self.records:
+                continue
+            self.records[r.id] = r
+            table.add_row(r.type, ellipsize(r.title, self._width), r.confidence,
+                          day(r.valid_from), "●" if r.pinned else "",
+                          day(r.superseded_at) if r.superseded_at else "", key=r.id)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if not self.query_text and event.cursor_row >= self.loaded - 10 and self._more:
+            self._load_page()
+
+    def _update_title(self) -> None:
+        project = self.state.project
+        name = project.name if project else "no project"
+        parts = [f"Records · {name}"]
+        if self.query_text:
+            parts.append(f"{len(self.records)} hits for “{self.query_text}” ({self.search_mode})")
+        else:
+            parts.append("…" if self.total < 0 else f"{self.total:,} shown" if self.total
+                         else "none")
+        if self.filters.describe():
+            parts.append(f"filter: {self.filters.describe()}")
+        if self.as_of:
+            parts.append(f"as of {self.as_of}")
+        if self.include_global:
+            parts.append("+global")
+        if not self.query_text:
+            parts.append(f"sort: {self.order}")
+        self.query_one(PaneTitle).set_text(" · ".join(parts))
+        empty = self.query_one(".empty", Static)
+        table_empty = not self.records
+        empty.display = table_empty
+        if project is None:
+            empty.update("No records yet — run `agentctx init`, then use Claude Code.")
+        elif self.query_text:
+            empty.update(f"No record matches “{self.query_text}”.")
+        elif self.filters != Filters() or self.as_of:
+            empty.update("No record matches these filters (f to change them, a for the date).")
+        else:
+            empty.update(f"No records in {name} yet — use Claude Code in it, or "
+                         "`agentctx add` one.")
+
+    # ------------------------------------------------------------------ search
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id != "search":
+            return
+        event.stop()
+        text = event.value.strip()
+        if not text:
+            self.query_text = ""
+            self._next_search = None
+            self.reload()
+            return
+        if self._search_busy:
+            self._next_search = text
+        else:
+            self._start_search(text)
+
+    def _query(self, text: str) -> Query:
+        from agentctx.store.search import Query
+
+        project = self.state.project
+        return Query(text=text, project_id=project.id if project else "",
+                     include_global=self.include_global, types=self.filters.types,
+                     include_superseded=self.filters.state != "current", as_of=self.as_of,
+                     limit=SEARCH_LIMIT, backend=self.state.cfg.get_str("search"))
+
+    def _start_search(self, text: str) -> None:
+        self._search_busy = True
+        self._next_search = None
+        self.run_search(text, self._query(text))
+
+    @work(exclusive=True, group="records-search")
+    async def run_search(self, text: str, query: Query) -> None:
+        """Search on the reader thread's connection; show the hits here."""
+        from agentctx.store.hybrid import search_stored
+
+        try:
+            hits, mode = await self.state.read(lambda db: search_stored(db, query))
+        except Exception as exc:  # a locked or damaged store: say so in the title
+            hits, mode = [], f"search failed: {exc}"
+        self.show_hits(text, hits, mode)
+
+    def show_hits(self, text: str, hits: list[Hit], mode: str) -> None:
+        """Fill the table with a search's hits (unless a newer text is waiting)."""
+        self._search_busy = False
+        if self._next_search is not None and self._next_search != text:
+            self._start_search(self._next_search)
+            return
+        current = self.query_one("#search", Input).value.strip()
+        if current != text:
+            if current:
+                self._start_search(current)
+            return
+        f = self.filters
+        kept = [h for h in hits if (not f.confidences or h.record.confidence in f.confidences)
+                and (not f.pinned_only or h.record.pinned)
+                and (f.state != "superseded" or not h.record.current)]
+        self.query_text = text
+        self.search_mode = mode.split(" ")[0]
+        table = self.query_one(DataTable)
+        table.clear()
+        self.records = {}
+        self._add_rows([h.record for h in kept])
+        self.loaded = self.total = len(self.records)
+        self._more = False
+        if table.row_count:
+            table.move_cursor(row=0, animate=False)
+        self._update_title()
+
+    # ------------------------------------------------------------------ actions
+
+    def highlighted(self) -> Record | None:
+        """The record under the cursor."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.records.get(key or "")
+
+    def action_search(self) -> None:
+        """Focus the search field."""
+        self.close_detail()
+        self.screen.set_focus(self.query_one("#search", Input))
+
+    async def action_open(self) -> None:
+        """``enter``: from the search field, go to the table; on the table, open the detail."""
+        if self.query_one("#search", Input).has_focus:
+            self.screen.set_focus(self.query_one(DataTable))
+            return
+        record = self.highlighted()
+        if record is None:
+            return
+        from agentctx.store import details as store_details
+        from agentctx.tui.detail import DetailPanel
+
+        db = self.state.db
+        item = store_details.detail(db, record.id)
+        short = rec.short_ids(db, [record.id])[record.id]
+        if not self.query(DetailPanel):
+            await self.mount(DetailPanel(id="detail"))
+        panel = self.query_one(DetailPanel)
+        panel.show(item, short)
+        self.query_one(DataTable).display = False
+        panel.display = True
+        self.refresh_bindings()
+        self.screen.set_focus(panel)
+
+    def close_detail(self) -> None:
+        """Back from the detail panel to the table."""
+        panel = self.detail_panel()
+        if panel is not None:
+            panel.display = False
+            self.refresh_bindings()
+            table = self.query_one(DataTable)
+            table.display = True
+            self.screen.set_focus(table)
+
+    def on_detail_panel_closed(self, event: Message) -> None:
+        event.stop()
+        self.close_detail()
+
+    def on_detail_panel_chain_wanted(self, event: Message) -> None:
+        event.stop()
+        from agentctx.tui.detail import DetailPanel
+
+        assert isinstance(event, DetailPanel.ChainWanted)
+        from agentctx.tui.messages import ShowChain
+
+        self.post_message(ShowChain(event.record_id))
+
+    def focus_main(self) -> None:
+        panel = self.detail_panel()
+        if panel is not None:
+            self.screen.set_focus(panel)
+        else:
+            self.screen.set_focus(self.query_one(DataTable))
+
+    def action_filter(self) -> None:
+        """Open the filter form."""
+        from agentctx.tui.widgets.filters import FilterScreen
+
+        def done(chosen: Filters | None) -> None:
+            if chosen is not None:
+                self.filters = chosen
+                self.reload()
+        self.app.push_screen(FilterScreen(self.filters), done)
+
+    def action_as_of(self) -> None:
+        """Ask for a date; the table then lists what was in force at it (empty: now)."""
+        from agentctx.tui.widgets.ask import AskScreen
+
+        def done(answer: str | None) -> None:
+            if answer is not None:
+                self.as_of = answer or None
+                self.reload()
+        self.app.push_screen(AskScreen("Show records as of (a date; empty for now):",
+                                       self.as_of or "", "2026-01-31 or 2026-01-31T09:00Z",
+                                       check_date), done)
+
+    def action_sort(self) -> None:
+        """Next sort order."""
+        self.order = ORDER_NAMES[(ORDER_NAMES.index(self.order) + 1) % len(ORDER_NAMES)]
+        if self.query_text:
+            self.notify("search hits are ranked by relevance; the sort applies to the listing",
+                        timeout=3)
+        self.reload()
+
+    def action_toggle_global(self) -> None:
+        """Include or leave out the global profile (developer preferences)."""
+        self.include_global = not self.include_global
+        self.reload()
+
+    def action_chain(self) -> None:
+        """Open the chains pane on the highlighted record's chain."""
+        record = self.highlighted()
+        if record is not None:
+            from agentctx.tui.messages import ShowChain
+
+            self.post_message(ShowChain(record.id))
+
+    def action_copy_id(self) -> None:
+        """Copy the highlighted record's id (OSC 52)."""
+        record = self.highlighted()
+        if record is not None:
+            self.app.copy_to_clipboard(record.id)
+            self.notify(f"copied {record.id}", timeout=2)
+
+    def store_changed(self) -> None:
+        """New records from hooks or extraction show without a restart (the listing, or the
+        search, is read again when the pane is on screen; otherwise on the next switch)."""
+        if self.is_active and self.detail_panel() is None:
+            self.reload()

@@ -1,0 +1,1 @@
+"""Widgets the panes share: the problem screen, the confirmation dialog, the one-field form."""

@@ -1,0 +1,372 @@
+"""Pilot tests of the browser: every pane by number key and by the palette, the records pane's
+search, filters, as-of, sort and detail panel, the chain jump, the session receipts, the preview,
+the status line, and the screens for a store that cannot be read."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from textual.coordinate import Coordinate
+from textual.pilot import Pilot
+from textual.widgets import DataTable, Input, Markdown, Static, Tree
+
+from agentctx import judgement
+from agentctx.config import Config
+from agentctx.store import Store
+from agentctx.store import chains as store_chains
+from agentctx.store import records as rec
+from agentctx.store.models import Draft
+from agentctx.tui.app import AgentctxApp, StatusLine, make_app
+from agentctx.tui.chains_pane import ChainsPane
+from agentctx.tui.detail import DetailPanel
+from agentctx.tui.help import HelpScreen
+from agentctx.tui.pane import PaneTitle
+from agentctx.tui.records_pane import RecordsPane
+from agentctx.tui.registry import PANES
+from agentctx.tui.widgets.problem import ProblemScreen
+from tests.conftest import run_cli
+from tests.tui.conftest import NOW, Demo, app_on, run, settle
+
+
+def title_of(pilot: Pilot[None], pane_id: str) -> str:
+    return pilot.app.query_one(f"#{pane_id} PaneTitle", PaneTitle)._text
+
+
+def current(pilot: Pilot[None]) -> str:
+    app = pilot.app
+    assert isinstance(app, AgentctxApp)
+    return app.current_pane
+
+
+def rows(table: DataTable[str]) -> list[list[str]]:
+    return [[str(cell) for cell in table.get_row_at(i)] for i in range(table.row_count)]
+
+
+def test_number_keys_reach_every_pane(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        for spec in PANES:
+            await pilot.press(spec.key)
+            await settle(pilot)
+            assert current(pilot) == spec.pane_id
+            assert title_of(pilot, spec.pane_id).startswith(spec.name)
+            assert pilot.app.query_one(f"#{spec.pane_id}").display
+    run(app_on(demo_store), steps)
+
+
+def test_the_pane_registry_agrees_with_the_pane_classes() -> None:
+    for spec in PANES:
+        cls = spec.load()
+        assert (spec.pane_id, spec.name, spec.key) == (cls.PANE_ID, cls.PANE_NAME, cls.KEY)
+        assert (Path(__file__).parents[2] / "agentctx" / "tui" / f"{spec.module}.tcss").is_file()
+
+
+def test_the_palette_reaches_a_pane_and_a_pane_action(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("ctrl+p")
+        await pilot.press(*"go to chains")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert current(pilot) == "chains"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"records: sort")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert current(pilot) == "records"
+        assert pilot.app.query_one(RecordsPane).order == "oldest"
+    run(app_on(demo_store), steps)
+
+
+def test_status_line_names_project_count_store_and_backend(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        text = str(pilot.app.query_one(StatusLine).render())
+        with Store.open(demo_store.home / "agentctx.db") as db:
+            count = rec.count_records(db, project_id=demo_store.project_id)
+        assert f"harbor · {count} records" in text
+        assert "~/.agentctx/agentctx.db" in text and "vectors: none" in text
+    run(app_on(demo_store), steps)
+
+
+def test_search_as_you_type_uses_the_store_search(demo_store: Demo) -> None:
+    from agentctx.store.hybrid import search_stored
+    from agentctx.store.search import Query
+
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        listed = len(pane.records)
+        await pilot.press("slash", *"refund")
+        await settle(pilot)
+        with Store.open(demo_store.home / "agentctx.db") as db:
+            expected, _ = search_stored(db, Query("refund", project_id=demo_store.project_id,
+                                                  include_global=False, limit=100))
+        assert list(pane.records) == [h.record.id for h in expected] and expected
+        assert "hits for “refund”" in title_of(pilot, "records")
+        await pilot.press("escape")
+        assert pilot.app.query_one("#records-table", DataTable).has_focus
+        pilot.app.query_one("#search", Input).value = ""
+        await settle(pilot)
+        assert len(pane.records) == listed
+    run(app_on(demo_store), steps)
+
+
+def test_filters_by_type_and_state(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        await pilot.press("f")
+        await pilot.pause()
+        await pilot.press("space")  # the first type: decision
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        types = {r.type for r in pane.records.values()}
+        assert types == {"decision"}
+        assert all(r.current for r in pane.records.values())
+        assert "filter: decision" in title_of(pilot, "records")
+        pane.filters = pane.filters._replace(state="superseded")
+        pane.reload()
+        await settle(pilot)
+        assert pane.records and not any(r.current for r in pane.records.values())
+    run(app_on(demo_store), steps)
+
+
+def test_as_of_lists_what_was_in_force(demo_store: Demo) -> None:
+    moment = "2026-01-15"
+
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        await pilot.press("a")
+        await pilot.pause()
+        await pilot.press(*"not a date", "enter")
+        await pilot.pause()
+        error = pilot.app.screen.query_one("#error", Static)
+        assert "not an ISO date" in str(error.render())
+        pilot.app.screen.query_one(Input).value = moment
+        await pilot.press("enter")
+        await settle(pilot)
+        with Store.open(demo_store.home / "agentctx.db") as db:
+            expected = rec.as_of(db, demo_store.project_id, moment, include_global=False)
+        assert set(pane.records) == {r.id for r in expected}
+        assert f"as of {moment}" in title_of(pilot, "records")
+    run(app_on(demo_store), steps)
+
+
+def test_sort_and_global_scope(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        newest = list(pane.records.values())
+        await pilot.press("o")
+        await settle(pilot)
+        oldest = list(pane.records.values())
+        assert oldest[0].valid_from <= newest[0].valid_from and oldest[0] != newest[0]
+        assert "sort: oldest" in title_of(pilot, "records")
+        await pilot.press("g")
+        await settle(pilot)
+        assert any(r.project_id == "global" for r in pane.records.values())
+    run(app_on(demo_store), steps)
+
+
+def test_detail_panel_and_chain_jump(demo_store: Demo) -> None:
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        chain = store_chains.chains(db, demo_store.project_id, limit=1)[0]
+    head = chain.head
+
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        table = pilot.app.query_one("#records-table", DataTable)
+        table.move_cursor(row=list(pane.records).index(head.id))
+        await pilot.press("enter")
+        await settle(pilot)
+        panel = pilot.app.query_one(DetailPanel)
+        assert panel.display and panel.item is not None and panel.item.record.id == head.id
+        text = pilot.app.query_one("#detail-body", Markdown).source
+        assert head.title in text and "replaced" in text
+        await pilot.press("escape")
+        assert not pilot.app.query_one(DetailPanel).display
+        assert pilot.app.query_one("#records-table", DataTable).display
+        await pilot.press("c")
+        await settle(pilot)
+        assert current(pilot) == "chains"
+        chains_pane = pilot.app.query_one(ChainsPane)
+        assert chains_pane.focus_id == head.id
+        tree = pilot.app.query_one(Tree)
+        versions = tree.root.children[0].children
+        assert [n.data for n in versions] == [v.record.id for v in chain.versions]
+        assert f"Chain of “{head.title}”" in title_of(pilot, "chains")
+        await pilot.press("escape")
+        await settle(pilot)
+        assert pilot.app.query_one(ChainsPane).focus_id is None
+        assert len(tree.root.children) >= 1
+    run(app_on(demo_store), steps)
+
+
+def test_copy_id_uses_the_clipboard(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        first = next(iter(pane.records))
+        await pilot.press("y")
+        assert pilot.app.clipboard == first
+    run(app_on(demo_store), steps)
+
+
+def test_session_receipts(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("5")
+        await settle(pilot)
+        sessions = pilot.app.query_one("#sessions-table", DataTable)
+        assert sessions.row_count == 6
+        await pilot.press("enter")
+        await settle(pilot)
+        receipts = pilot.app.query_one("#receipts-table", DataTable)
+        assert receipts.display
+        table = rows(receipts)
+        assert table[0][1] == "start" and "the digest" in table[0][4]
+        assert any(row[1] == "prompt" and row[4] for row in table)
+        await pilot.press("escape")
+        assert not receipts.display
+    run(app_on(demo_store), steps)
+
+
+def test_preview_shows_the_hooks_judgement(demo_store: Demo) -> None:
+    prompt = "how do refunds get rounded"
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("8")
+        await pilot.press(*prompt)
+        await settle(pilot)
+        with Store.open(demo_store.home / "agentctx.db") as db:
+            decision = judgement.decide(db, demo_store.project_id, "harbor", prompt,
+                                        judgement.settings(Config.load()))
+        table = pilot.app.query_one("#verdicts", DataTable)
+        assert [r[0] for r in rows(table)] == [v.outcome for v in decision.verdicts]
+        assert any(v.outcome == "inject" for v in decision.verdicts)
+        shown = str(pilot.app.query_one("#injected", Static).render())
+        assert "injected (" in shown and decision.injected[0].record.title in shown
+    run(app_on(demo_store), steps)
+
+
+def test_new_records_appear_without_a_restart(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        with Store.open(demo_store.home / "agentctx.db") as db:
+            added = rec.add(db, Draft(type="decision", title="Adopt uv for locking",
+                                      valid_from="2026-03-02T11:00:00Z"),
+                            project_id=demo_store.project_id)
+        for _ in range(50):
+            await pilot.pause(0.05)
+            if added.id in pane.records:
+                break
+        assert added.id in pane.records
+    run(app_on(demo_store, poll_ms=100), steps)
+
+
+def test_choosing_a_project_sets_every_pane(demo_store: Demo, tmp_path: Path) -> None:
+    from agentctx.store import projects as proj
+
+    other = tmp_path / "other"
+    other.mkdir()
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        other_id = proj.resolve(db, str(other)).project.id
+        rec.add(db, Draft(type="decision", title="Other project decision"), project_id=other_id)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("1")
+        await settle(pilot)
+        table = pilot.app.query_one("#projects-table", DataTable)
+        keys = [table.coordinate_to_cell_key(Coordinate(i, 0)).row_key.value
+                for i in range(table.row_count)]
+        table.move_cursor(row=keys.index(other_id))
+        await pilot.press("enter")
+        await settle(pilot)
+        await pilot.press("2")
+        await settle(pilot)
+        titles = [r.title for r in pilot.app.query_one(RecordsPane).records.values()]
+        assert titles == ["Other project decision"]
+        assert "other · 1 records" in str(pilot.app.query_one(StatusLine).render())
+    run(app_on(demo_store), steps)
+
+
+def test_help_lists_the_keys(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = pilot.app.screen.query_one(Markdown).source
+        assert isinstance(pilot.app.screen, HelpScreen)
+        assert "search as you type" in text and "ctrl+p" in text and "## 7 Drift" in text
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, HelpScreen)
+    run(app_on(demo_store), steps)
+
+
+def _problem(home: Path) -> str:
+    found: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        screen = pilot.app.screen
+        assert isinstance(screen, ProblemScreen)
+        found.append(screen.message)
+        await pilot.press("q")
+
+    run(make_app(home=home, now=NOW), steps, size=(80, 24))
+    return found[0]
+
+
+def test_no_store_says_what_to_do(tmp_path: Path) -> None:
+    message = _problem(tmp_path / "empty-home")
+    assert "no agentctx store" in message and "agentctx init" in message
+    assert not (tmp_path / "empty-home").exists()  # nothing created
+
+
+def test_a_newer_or_damaged_store_gets_a_clear_screen(tmp_path: Path) -> None:
+    newer = tmp_path / "newer"
+    newer.mkdir()
+    with Store.open(newer / "agentctx.db"):
+        pass
+    conn = sqlite3.connect(newer / "agentctx.db")
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
+    assert "newer agentctx" in _problem(newer)
+    damaged = tmp_path / "damaged"
+    damaged.mkdir()
+    (damaged / "agentctx.db").write_bytes(b"this is not a database" * 100)
+    assert "damaged" in _problem(damaged) or "not an agentctx store" in _problem(damaged)
+
+
+def test_tui_without_a_terminal_is_one_clear_line() -> None:
+    result = run_cli("tui")
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("agentctx: agentctx tui needs a terminal (stdin and "
+                                     "stdout); try 'agentctx status'")
+
+
+def test_a_store_damaged_while_open_is_a_notification_not_a_crash(demo_store: Demo) -> None:
+    app = app_on(demo_store)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        path = demo_store.home / "agentctx.db"
+        with Store.open(path) as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        size = path.stat().st_size
+        path.write_bytes(b"\x00garbage" * (size // 8))
+        await pilot.press("1")  # a pane not read yet: its first read meets the damage
+        await pilot.pause()
+        messages = [n.message for n in pilot.app._notifications]
+        assert any(m.startswith("cannot read the store") for m in messages), messages
+        assert pilot.app.is_running
+    run(app, steps)
+
+
+def test_titles_with_brackets_show_as_written(demo_store: Demo) -> None:
+    title = "Keep [red]markup[/red] and [link=x]brackets[/link] literal"
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        added = rec.add(db, Draft(type="decision", title=title,
+                                  valid_from="2026-03-02T11:00:00Z"),
+                        project_id=demo_store.project_id)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        table = pilot.app.query_one("#records-table", DataTable)
+        index = list(pilot.app.query_one(RecordsPane).records).index(added.id)
+        assert str(table.get_row_at(index)[1]) == title
+    run(app_on(demo_store), steps)
