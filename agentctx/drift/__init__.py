@@ -79,7 +79,11 @@ class Applied(NamedTuple):
 
 def project_folder(db: Store, project: Project, cwd: str | os.PathLike[str]) -> Path:
     """The folder whose memory files belong to ``project`` as seen from ``cwd``: the worktree
-    of ``cwd`` when it is in the project, else the project's root."""
+    of ``cwd`` when it is in the project, else the project's root. A folder the store does not
+    know as the project's is not resolved (that would create a project for it)."""
+    known = proj.of_folder(db, os.fspath(cwd))
+    if known is None or known.id != project.id:
+        return Path(project.root)
     resolved = proj.resolve(db, os.fspath(cwd))
     if resolved.project.id == project.id:
         return Path(resolved.worktree)

@@ -248,3 +248,15 @@ def test_a_symlinked_claude_md_is_edited_through_its_target(store: Store, tmp_pa
     drift.apply(store, found)
     assert (root / "CLAUDE.md").is_symlink() and memfiles.BEGIN_MARK in \
         (root / "AGENTS.md").read_text(encoding="utf-8")
+
+
+def test_the_memory_folder_of_a_foreign_folder_is_the_root_and_creates_nothing(
+        store: Store, tmp_path: Path) -> None:
+    """Looking from a folder the store does not know (the TUI started elsewhere) gives the
+    project's root and writes no project for that folder."""
+    (tmp_path / "shop" / ".git").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    project = proj.resolve(store, str(tmp_path / "shop")).project
+    assert drift.project_folder(store, project, tmp_path / "elsewhere") == Path(project.root)
+    assert proj.count(store) == 1
+    assert drift.project_folder(store, project, tmp_path / "shop") == tmp_path / "shop"
