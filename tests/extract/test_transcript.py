@@ -254,4 +254,7 @@ def test_a_huge_sparse_transcript_is_streamed_in_little_memory(tmp_path: Path) -
                           text=True, timeout=120, check=True)
     entries, end_offset, max_rss_kib = json.loads(done.stdout)
     assert (entries, end_offset) == (0, 0)  # no complete line yet
-    assert max_rss_kib < 300_000, f"{max_rss_kib} KiB"  # was 1.4 GB when read whole
+    # Well under the 1 GB file (it was 1.4 GB when read whole). Alone this peaks near 80 MB; under
+    # a loaded full suite it was seen at ~300 MB (the allocator keeps freed chunks), so the bound
+    # says "streamed", not a tuned number.
+    assert max_rss_kib < 600_000, f"{max_rss_kib} KiB"
