@@ -39,7 +39,7 @@ from agentctx import config, evidence, injection, prompt_kind
 from agentctx.budget import char_limit, pack, truncate
 from agentctx.lean import NamedTuple
 from agentctx.store.db import Store
-from agentctx.store.models import Hit
+from agentctx.store.models import Hit, Project
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.textproc import query_terms
 
@@ -62,6 +62,18 @@ def opted_out(prompt: str) -> bool:
 def own_command(prompt: str) -> bool:
     """Whether the prompt is one of agentctx's own slash commands (``/agentctx:…``)."""
     return prompt.lstrip().lower().startswith(OWN_COMMAND)
+
+
+def not_judged(prompt: str, project: Project) -> str:
+    """Why the hook gives ``prompt`` nothing before any search (``#noctx``, one of agentctx's
+    own commands, a paused project), or ``""`` when it is judged."""
+    if opted_out(prompt):
+        return "the prompt starts with #noctx"
+    if own_command(prompt):
+        return "the prompt is one of agentctx's own slash commands"
+    if project.paused:
+        return f"{project.name} is paused ('agentctx resume')"
+    return ""
 
 
 class Settings(NamedTuple):

@@ -74,18 +74,12 @@ def preview(
     with open_store() as db:
         target = current_project(db, project)
         decision = judgement.Decision([], "", [], [])
-        if judgement.opted_out(prompt):
-            why = "the prompt starts with #noctx"
-        elif judgement.own_command(prompt):
-            why = "the prompt is one of agentctx's own slash commands"
-        elif target.paused:
-            why = f"{target.name} is paused ('agentctx resume')"
-        else:
+        why = judgement.not_judged(prompt, target)
+        if not why:
             if session and sessions.get(db, session) is None:
                 fail(f"no session {session!r} in the store (see 'agentctx status')")
             seen = sessions.seen(db, session) if session else frozenset()
             decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen)
-            why = ""
         semantic = judgement.semantic_check_state(db, knobs)
         listed = _listed(decision.verdicts, limit)
         shorts = rec.short_ids(db, [v.hit.record.id for v in listed])

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -42,7 +42,7 @@ from agentctx.store import upkeep, vectors
 from agentctx.store.db import Store
 from agentctx.store.ids import now as clock_now
 from agentctx.store.ids import to_iso
-from agentctx.store.models import GLOBAL_PROJECT
+from agentctx.store.models import GLOBAL_PROJECT, Project
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.consolidate.duplicates import Judge
@@ -230,6 +230,21 @@ def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
     return [item.project.id for item in proj.list_all(db)] + [GLOBAL_PROJECT]
 
 
+def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
+    """The real projects of ``scope`` (not the global pseudo-project; one deleted meanwhile is
+    passed over)."""
+    from agentctx.store.errors import NotFound
+
+    for project_id in _scope_projects(db, scope):
+        if project_id == GLOBAL_PROJECT:
+            continue
+        try:
+            project = proj.get(db, project_id)
+        except NotFound:
+            continue
+        yield project
+
+
 def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
                 cfg: config.Config, judge: Judge | None, clock: _Clock, report: Report,
                 progress: Progress) -> bool:
@@ -284,18 +299,11 @@ def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
     from pathlib import Path
 
     from agentctx import drift
-    from agentctx.store.errors import NotFound
 
     encoder = drift.encoder_for(db, model)
-    for project_id in _scope_projects(db, scope):
-        if project_id == GLOBAL_PROJECT:
-            continue
+    for project in _projects(db, scope):
         if clock.over():
             return False
-        try:
-            project = proj.get(db, project_id)
-        except NotFound:
-            continue
         if project.paused or not os.path.isdir(project.root):
             continue
         try:
@@ -341,18 +349,11 @@ def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | Non
              cfg: config.Config, clock: _Clock, report: Report, progress: Progress) -> bool:
     from agentctx import digest
     from agentctx.consolidate.rank import ranker
-    from agentctx.store.errors import NotFound
 
     prompts = cfg.get_int("recent_prompts")
-    for project_id in _scope_projects(db, scope):
-        if project_id == GLOBAL_PROJECT:
-            continue
+    for project in _projects(db, scope):
         if clock.over():
             return False
-        try:
-            project = proj.get(db, project_id)
-        except NotFound:
-            continue
         digest.refresh(db, project, rank=ranker(db, project.id, model, prompts=prompts),
                        builder="consolidate", cfg=cfg)
         report.digests += 1

@@ -107,12 +107,9 @@ class PreviewPane(Pane):
         why = ""
         decision = judgement.Decision([], "", [], [])
         try:
-            if judgement.opted_out(text):
-                why = "the prompt starts with #noctx: nothing is injected"
-            elif judgement.own_command(text):
-                why = "one of agentctx's own commands: nothing is injected"
-            elif project.paused:
-                why = f"{project.name} is paused ('agentctx resume')"
+            why = judgement.not_judged(text, project)
+            if why:
+                why += ": nothing is injected"
             else:
                 decision = await self.state.read(lambda db: judgement.decide(
                     db, project.id, project.name, text, knobs))
