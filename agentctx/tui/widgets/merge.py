@@ -26,11 +26,11 @@ if TYPE_CHECKING:
 MERGE_REASON = "confirmed in agentctx tui"
 
 
-def side(label: str, record: Record) -> str:
+def side(label: str, record: Record, short_id: str) -> str:
     """One record of a pair as plain text."""
     pinned = " · pinned" if record.pinned else ""
-    return (f"{label} · {record.id[:10]} · {record.confidence}{pinned} · valid from "
-            f"{day(record.valid_from)}\n\n{record.title}\n\n{record.body.strip() or '(no body)'}")
+    return (f"{record.title}\n\n{label}\n{short_id} · {record.confidence}{pinned} · from "
+            f"{day(record.valid_from)}\n\n{record.body.strip() or '(no body)'}")
 
 
 class MergeScreen(ModalScreen[bool]):
@@ -64,8 +64,8 @@ class MergeScreen(ModalScreen[bool]):
             with Horizontal(id="merge-pair"):
                 yield Static("", id="merge-older", classes="merge-side", markup=False)
                 yield Static("", id="merge-newer", classes="merge-side", markup=False)
-            yield Static("enter merge (the older is superseded by the newer) · b keep both · "
-                         "space skip · escape close", id="merge-keys", markup=False)
+            yield Static("enter merge · b keep both (never asked again) · space skip · "
+                         "escape close", id="merge-keys", markup=False)
 
     def on_mount(self) -> None:
         self.pairs = upkeep.near_duplicates(self.state.db, self.project_id)
@@ -85,8 +85,9 @@ class MergeScreen(ModalScreen[bool]):
         pair = self.pairs[self.index]
         heading.update(f"Merge candidate {self.index + 1} of {len(self.pairs)} · {pair.first.type}"
                        f" · cosine {pair.cosine:.3f} · word overlap {pair.overlap:.2f}")
-        older.update(side("older (would be superseded)", pair.first))
-        newer.update(side("newer (would be kept)", pair.second))
+        shorts = rec.short_ids(self.state.db, [pair.first.id, pair.second.id])
+        older.update(side("older: a merge supersedes it", pair.first, shorts[pair.first.id]))
+        newer.update(side("newer: a merge keeps it", pair.second, shorts[pair.second.id]))
 
     def _current_pair(self) -> upkeep.NearDuplicate | None:
         if self.index >= len(self.pairs):

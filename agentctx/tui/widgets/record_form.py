@@ -69,6 +69,7 @@ class FormScreen(ModalScreen[Record | None]):
     FormScreen .field-error.-empty { display: none; }
     FormScreen #form-buttons { height: auto; align-horizontal: right; }
     FormScreen #form-buttons Button { margin-left: 2; }
+    FormScreen #form-hint { width: 1fr; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Cancel"),
                                              Binding("ctrl+s", "save", "Save")]
@@ -85,6 +86,7 @@ class FormScreen(ModalScreen[Record | None]):
             yield Static("", id="form-error", markup=False)
             yield from self.fields()
             with Horizontal(id="form-buttons"):
+                yield Static("tab next field · escape cancel", id="form-hint")
                 yield Button("Cancel", id="cancel", compact=True)
                 yield Button("Save ^s", id="save", variant="primary", compact=True)
 
@@ -192,7 +194,8 @@ class RecordForm(FormScreen):
 
     def __init__(self, save: Callable[[FormValues], Record], *, record: Record | None = None,
                  files: list[str] | None = None, project_name: str = "") -> None:
-        heading = (f"Edit {record.type} {record.id[:10]} (id kept, change audited)"
+        heading = (f"Edit {record.type} (id kept, the change audited; a new fact is a "
+                   "supersede: s)"
                    if record else f"New record in {project_name}")
         super().__init__(heading, save)
         self.record = record
@@ -204,14 +207,16 @@ class RecordForm(FormScreen):
         yield from self.row("type", _select(RECORD_TYPES, r.type if r else "decision", "type",
                                             disabled=editing), "type")
         yield from self.row("title", Input(r.title if r else "", id="title", compact=True,
-                                           placeholder="one line"), "title")
+                                           placeholder="one line", select_on_focus=False),
+                            "title")
         body = TextArea(r.body if r else "", id="body", compact=True, tab_behavior="focus",
                         soft_wrap=True)
         yield from self.row("body", body, "body")
         yield from self.row("scope", _select(SCOPES, r.scope if r else "project", "scope",
                                              disabled=editing), "scope")
         yield from self.row("files", Input(", ".join(self.files), id="files", compact=True,
-                                           placeholder="src/app.py, src/db/ (comma separated)",
+                                           placeholder="none" if editing else
+                                           "src/app.py, src/db/ (comma separated)",
                                            disabled=editing), "files")
         yield from self.row("confidence", _select(CONFIDENCES, r.confidence if r else "explicit",
                                                   "confidence"), "confidence")
