@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Tree
 
@@ -255,3 +257,29 @@ def test_forget_asks_first_and_says_what_it_removes(demo_store: Demo) -> None:
 
     run(app_on(demo_store), steps)
     assert run_cli("show", seen["record"].id, "--json").returncode != 0
+
+
+def test_a_locked_store_writes_nothing_and_says_why(demo_store: Demo,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("AGENTCTX_BUSY_TIMEOUT_MS", "200")
+    seen: dict[str, Record] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        record = await find(pilot, "advisory locks")
+        seen["record"] = record
+        blocker = sqlite3.connect(demo_store.home / DB_NAME, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            await pilot.press("p")
+            await settle(pilot)
+            messages = [str(n.message) for n in pilot.app._notifications]
+            assert any(m.startswith("nothing written:") and "\n" not in m for m in messages), \
+                messages
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        await pilot.press("u")  # nothing to undo: the pin never happened
+        await settle(pilot)
+
+    run(app_on(demo_store), steps)
+    assert stored(demo_store, seen["record"].id) == seen["record"]
