@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, TypeVar
 from textual.binding import Binding
 
 from agentctx.store import details
-from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft, Record
 from agentctx.tui.pane import PaletteAction
@@ -189,12 +188,12 @@ class RecordEditing:
         record = self._target()
         if record is None:
             return
-        if not record.current:
-            # The store's own refusal, before a form is filled in for nothing.
-            self._write(lambda: rec.supersede(self.agentctx_app.state.db, record.id,
-                                              Draft(type="", title=""), "-"))
-            return
         seen = fingerprint(record)
+        if not record.current:
+            # The store's own refusal before a form is filled in for nothing (or "changed
+            # elsewhere" when the record became current again meanwhile: nothing is written).
+            self._write(lambda: self.writer.supersede(record.id, seen, "", "", "refused"))
+            return
 
         def save(values: FormValues) -> Record:
             return self.writer.supersede(record.id, seen, values.title, values.body,

@@ -283,3 +283,34 @@ def test_a_locked_store_writes_nothing_and_says_why(demo_store: Demo,
 
     run(app_on(demo_store), steps)
     assert stored(demo_store, seen["record"].id) == seen["record"]
+
+
+def test_supersede_from_the_detail_panel_shows_the_successor(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await find(pilot, "Dramatiq")
+        await pilot.press("enter")
+        await settle(pilot)
+        pane = pilot.app.query_one(RecordsPane)
+        assert pane.detail_panel() is not None
+        await pilot.press("s", *"Jobs on Celery", "tab", "tab", *"moved", "ctrl+s")
+        await settle(pilot)
+        panel = pane.detail_panel()
+        assert panel is not None and panel.item is not None
+        assert panel.item.record.title == "Jobs on Celery"
+        assert [link.rationale for link in panel.item.supersedes] == ["moved"]
+
+    run(app_on(demo_store), steps)
+    [new] = current_titled(demo_store, "Jobs on Celery")
+    assert shown(new.id)["supersedes"][0]["rationale"] == "moved"  # type: ignore[index]
+
+
+def test_help_lists_the_editing_keys_and_what_undo_covers(demo_store: Demo) -> None:
+    from agentctx.tui.help import help_markdown
+
+    async def steps(pilot: Pilot[None]) -> None:
+        text = help_markdown(pilot.app.query_one(RecordsPane))
+        for key in ("`n`", "`e`", "`E`", "`s`", "`p`", "`+ / -`", "`d`", "`u`", "`m`", "`w`"):
+            assert key in text, key
+        assert "supersede and forget ask first" in text
+
+    run(app_on(demo_store), steps)
