@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from textual.binding import Binding
 
 from agentctx.store import details
+from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft, Record
 from agentctx.tui.pane import PaletteAction
@@ -104,6 +105,14 @@ class RecordEditing:
             self.agentctx_app.notify(f"nothing written: {message}", severity="error", timeout=6)
             return None
 
+    def short(self, record_id: str) -> str:
+        """The record's shortest unambiguous id prefix (as listings show it)."""
+        try:
+            return rec.short_ids(self.agentctx_app.state.db, [record_id]).get(record_id,
+                                                                              record_id[:12])
+        except (StoreError, sqlite3.Error):
+            return record_id[:12]
+
     def _done(self, message: str, record: Record | None) -> None:
         self.agentctx_app.notify(message, timeout=3)
         self.after_write(record)
@@ -127,7 +136,7 @@ class RecordEditing:
 
         def done(created: Record | None) -> None:
             if created is not None:
-                self._done(f"recorded {created.type} {created.id[:10]}", created)
+                self._done(f"recorded {created.type} {self.short(created.id)}", created)
 
         self.agentctx_app.push_screen(RecordForm(save, project_name=project.name), done)
 
@@ -151,7 +160,7 @@ class RecordEditing:
 
         def done(updated: Record | None) -> None:
             if updated is not None:
-                self._done(f"updated {updated.id[:10]} (u undoes)", updated)
+                self._done(f"updated {self.short(updated.id)} (u undoes)", updated)
 
         self.agentctx_app.push_screen(RecordForm(save, record=record, files=files), done)
 
@@ -179,7 +188,7 @@ class RecordEditing:
             return
         updated = self._write(lambda: self.writer.edit(record.id, seen, title=title, body=body))
         if updated is not None:
-            self._done(f"updated {updated.id[:10]} (u undoes)", updated)
+            self._done(f"updated {self.short(updated.id)} (u undoes)", updated)
 
     def action_supersede_record(self) -> None:
         """``s``: the successor's title and body, then the rationale."""
@@ -201,7 +210,7 @@ class RecordEditing:
 
         def done(new: Record | None) -> None:
             if new is not None:
-                self._done(f"superseded {record.id[:10]} by {new.id[:10]}", new)
+                self._done(f"superseded {self.short(record.id)} by {self.short(new.id)}", new)
 
         self.agentctx_app.push_screen(SupersedeForm(save, record), done)
 
@@ -214,7 +223,7 @@ class RecordEditing:
             record.id, None, pinned=not record.pinned,
             what="unpin" if record.pinned else "pin"))
         if updated is not None:
-            self._done(f"{'pinned' if updated.pinned else 'unpinned'} {updated.id[:10]}",
+            self._done(f"{'pinned' if updated.pinned else 'unpinned'} {self.short(updated.id)}",
                        updated)
 
     def action_confidence(self, step: int) -> None:
@@ -229,7 +238,7 @@ class RecordEditing:
         updated = self._write(lambda: self.writer.step_confidence(record.id, step))
         if updated is None:
             return
-        self._done(f"confidence of {updated.id[:10]}: {updated.confidence}", updated)
+        self._done(f"confidence of {self.short(updated.id)}: {updated.confidence}", updated)
 
     def action_forget_record(self) -> None:
         """``d``: forget everywhere, after a confirmation that says what goes."""
@@ -238,7 +247,8 @@ class RecordEditing:
         record = self._target()
         if record is None:
             return
-        question = (f"Forget {record.type} “{record.title}” ({record.id[:10]}) everywhere?\n\n"
+        question = (f"Forget {record.type} “{record.title}” ({self.short(record.id)}) "
+                    "everywhere?\n\n"
                     "This deletes the record with its links, edits, embeddings and search "
                     "entries; its chain closes over it. It cannot be undone.")
 
@@ -248,7 +258,7 @@ class RecordEditing:
                 return
             gone = self._write(lambda: self.writer.forget(record.id))
             if gone is not None:
-                self._done(f"forgot {gone.id[:10]}", None)
+                self._done(f"forgot {self.short(gone.id)}", None)
 
         self.agentctx_app.push_screen(ConfirmScreen(question), done)
 
@@ -257,4 +267,4 @@ class RecordEditing:
         result = self._write(self.writer.undo)
         if result is not None:
             what, record = result
-            self._done(f"undid the {what} of {record.id[:10]}", record)
+            self._done(f"undid the {what} of {self.short(record.id)}", record)

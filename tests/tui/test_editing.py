@@ -96,6 +96,7 @@ def test_supersede_without_a_rationale_writes_nothing(demo_store: Demo) -> None:
         assert "rationale is required" in str(form.query_one("#rationale-error").render())
         await pilot.press("escape")
         await settle(pilot)
+        assert not isinstance(pilot.app.screen, SupersedeForm)
 
     run(app_on(demo_store), steps)
     assert current_titled(demo_store, "Jobs on Celery") == []

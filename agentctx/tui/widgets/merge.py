@@ -115,7 +115,8 @@ class MergeScreen(ModalScreen[bool]):
             return
         self.changed = True
         self.state.writer.kept_in_step(survivor)
-        self.app.notify(f"merged: {pair.first.id[:10]} superseded by {survivor.id[:10]}",
+        shorts = rec.short_ids(self.state.db, [pair.first.id, survivor.id])
+        self.app.notify(f"merged: {shorts[pair.first.id]} superseded by {shorts[survivor.id]}",
                         timeout=3)
         self.action_skip()
 
