@@ -8,7 +8,7 @@ import sqlite3
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Tree
+from textual.widgets import TextArea, Tree
 
 from agentctx.store import Store
 from agentctx.store import chains as store_chains
@@ -315,3 +315,53 @@ def test_help_lists_the_editing_keys_and_what_undo_covers(demo_store: Demo) -> N
         assert "supersede and forget ask first" in text
 
     run(app_on(demo_store), steps)
+
+
+def test_a_write_makes_the_digest_stale_for_the_next_session(demo_store: Demo) -> None:
+    from agentctx.store import digests
+
+    with Store.open(demo_store.home / DB_NAME) as db:
+        digests.save(db, demo_store.project_id, "digest", tokens=1, record_ids=[],
+                     builder="test")
+        assert digests.load_fresh(db, demo_store.project_id) is not None
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await find(pilot, "advisory locks")
+        await pilot.press("p")
+        await settle(pilot)
+
+    run(app_on(demo_store), steps)
+    with Store.open(demo_store.home / DB_NAME) as db:
+        assert digests.load_fresh(db, demo_store.project_id) is None
+
+
+def test_undo_refuses_when_the_record_changed_elsewhere(demo_store: Demo) -> None:
+    seen: dict[str, Record] = {}
+
+    async def steps(pilot: Pilot[None]) -> None:
+        record = await find(pilot, "advisory locks")
+        await pilot.press("p")
+        await settle(pilot)
+        assert run_cli("edit", record.id, "--title", "Edited by the CLI").returncode == 0
+        seen["before_undo"] = stored(demo_store, record.id)
+        await pilot.press("u")
+        await settle(pilot)
+        assert any("changed elsewhere" in str(n.message) for n in pilot.app._notifications)
+
+    run(app_on(demo_store), steps)
+    assert stored(demo_store, seen["before_undo"].id) == seen["before_undo"]
+
+
+def test_an_over_long_body_is_refused_beside_the_body(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("n")
+        await pilot.pause()
+        form = pilot.app.screen
+        assert isinstance(form, RecordForm)
+        form.query_one("#body", TextArea).text = "x" * 8001
+        await pilot.press("tab", *"Too long", "ctrl+s")
+        await pilot.pause()
+        assert "limit is 8000" in str(form.query_one("#body-error").render())
+
+    run(app_on(demo_store), steps)
+    assert current_titled(demo_store, "Too long") == []
