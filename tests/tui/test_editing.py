@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from typing import Any
 
 import pytest
 from textual.pilot import Pilot
@@ -35,11 +36,16 @@ def current_titled(demo: Demo, title: str) -> list[Record]:
                 if r.title == title]
 
 
-def shown(ref: str) -> dict[str, object]:
+def shown(ref: str) -> dict[str, Any]:
     result = run_cli("show", ref, "--json")
     assert result.returncode == 0, result.stderr
-    value: dict[str, object] = json.loads(result.stdout)
+    value: dict[str, Any] = json.loads(result.stdout)
     return value
+
+
+def screen(pilot: Pilot[None]) -> object:
+    """The screen on top (a call, so each look is fresh to the type checker)."""
+    return pilot.app.screen
 
 
 async def find(pilot: Pilot[None], query: str) -> Record:
@@ -65,7 +71,7 @@ def test_the_correction_from_the_issue_shows_in_the_chains_pane(demo_store: Demo
         await pilot.press(*"Background jobs run on Celery", "tab", *"Celery with Redis",
                           "tab", *"Dramatiq was dropped", "ctrl+s")
         await settle(pilot)
-        assert not isinstance(pilot.app.screen, SupersedeForm)
+        assert not isinstance(screen(pilot), SupersedeForm)
         await pilot.press("3")
         await settle(pilot)
         tree = pilot.app.query_one(ChainsPane).query_one(Tree)
@@ -96,7 +102,7 @@ def test_supersede_without_a_rationale_writes_nothing(demo_store: Demo) -> None:
         assert "rationale is required" in str(form.query_one("#rationale-error").render())
         await pilot.press("escape")
         await settle(pilot)
-        assert not isinstance(pilot.app.screen, SupersedeForm)
+        assert not isinstance(screen(pilot), SupersedeForm)
 
     run(app_on(demo_store), steps)
     assert current_titled(demo_store, "Jobs on Celery") == []
@@ -116,7 +122,7 @@ def test_superseding_a_superseded_record_is_refused_with_the_stores_message(
         before = record
         await pilot.press("s")
         await settle(pilot)
-        assert not isinstance(pilot.app.screen, SupersedeForm)
+        assert not isinstance(screen(pilot), SupersedeForm)
         assert any("already superseded" in str(n.message)
                    for n in pilot.app._notifications)
         assert stored(demo_store, before.id) == before
@@ -138,7 +144,7 @@ def test_new_record_form_validates_then_writes(demo_store: Demo) -> None:
         await pilot.press("tab", *"Deploys go out on Tuesdays", "tab", *"Never on Fridays",
                           "tab", "tab", *"deploy/schedule.yml", "ctrl+s")
         await settle(pilot)
-        assert not isinstance(pilot.app.screen, RecordForm)
+        assert not isinstance(screen(pilot), RecordForm)
 
     run(app_on(demo_store), steps)
     [created] = current_titled(demo_store, "Deploys go out on Tuesdays")
@@ -174,7 +180,7 @@ def test_edit_keeps_the_id_is_audited_and_undo_puts_it_back(demo_store: Demo) ->
         assert form.focused is not None and form.focused.id == "title"  # type is kept
         await pilot.press("end", *" (and transaction-scoped ones exist)", "ctrl+s")
         await settle(pilot)
-        assert not isinstance(pilot.app.screen, RecordForm)
+        assert not isinstance(screen(pilot), RecordForm)
         seen["edited"] = stored(demo_store, seen["old"].id)
         await pilot.press("u")
         await settle(pilot)
@@ -186,7 +192,7 @@ def test_edit_keeps_the_id_is_audited_and_undo_puts_it_back(demo_store: Demo) ->
     after = stored(demo_store, old.id)
     assert after.title == old.title
     edits = shown(old.id)["edits"]
-    assert [(e["field"], e["actor"]) for e in edits] == [  # type: ignore[index,union-attr]
+    assert [(e["field"], e["actor"]) for e in edits] == [
         ("title", "tui"), ("title", "tui")]
 
 
@@ -302,7 +308,7 @@ def test_supersede_from_the_detail_panel_shows_the_successor(demo_store: Demo) -
 
     run(app_on(demo_store), steps)
     [new] = current_titled(demo_store, "Jobs on Celery")
-    assert shown(new.id)["supersedes"][0]["rationale"] == "moved"  # type: ignore[index]
+    assert shown(new.id)["supersedes"][0]["rationale"] == "moved"
 
 
 def test_help_lists_the_editing_keys_and_what_undo_covers(demo_store: Demo) -> None:
