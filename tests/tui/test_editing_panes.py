@@ -162,3 +162,18 @@ def test_w_starts_the_web_view_and_quitting_stops_it(demo_store: Demo) -> None:
     except OSError:
         return
     raise AssertionError("the web view still answers after the app quit")
+
+
+def test_a_write_keeps_the_team_file_in_step(demo_store: Demo) -> None:
+    from agentctx.store import teamstate
+
+    with open_db(demo_store) as db:
+        teamstate.enable(db, demo_store.project_id)
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("n", "tab", *"Deploys go out on Tuesdays", "ctrl+s")
+        await settle(pilot)
+
+    run(app_on(demo_store), steps)
+    team_file = demo_store.folder / ".agentctx" / "context.md"
+    assert "Deploys go out on Tuesdays" in team_file.read_text(encoding="utf-8")
