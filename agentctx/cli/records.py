@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import shlex
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import typer
@@ -30,7 +26,6 @@ from agentctx.store.db import Store
 from agentctx.store.models import RECORD_TYPES, Draft
 
 _TYPES_HELP = "Record type: " + ", ".join(RECORD_TYPES) + "."
-EDIT_MARKER = "--- body below this line ---"
 
 
 def _body(body: str | None) -> str:
@@ -186,29 +181,16 @@ def edit(
 
 
 def edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR")
-    if not editor:
-        fail("no $EDITOR set; pass --title and/or --body instead")
-    text = (f"# Editing {record_id}. Lines starting with '#' above the marker are ignored.\n"
-            f"# A change of meaning should be a supersede: agentctx supersede {record_id}\n"
-            f"{title}\n{EDIT_MARKER}\n{body}\n")
-    with tempfile.NamedTemporaryFile("w", suffix=".md", delete=False, encoding="utf-8") as tmp:
-        tmp.write(text)
-        path = tmp.name
+    """Edit a record's title and body in ``$EDITOR``; one clear line when that fails."""
+    from agentctx.edit_text import EditorError
+    from agentctx.edit_text import edit_in_editor as run_editor
+
     try:
-        result = subprocess.run([*shlex.split(editor), path], check=False)
-        if result.returncode != 0:
-            fail(f"the editor exited with status {result.returncode}; nothing changed")
-        edited = Path(path).read_text(encoding="utf-8")
-    finally:
-        os.unlink(path)
-    head, marker, new_body = edited.partition(EDIT_MARKER)
-    if not marker:
-        fail(f"the line {EDIT_MARKER!r} is missing; nothing changed")
-    lines = [ln for ln in head.splitlines() if ln.strip() and not ln.startswith("#")]
-    if not lines:
-        fail("the title is empty; nothing changed")
-    return " ".join(lines), new_body.strip("\n")
+        return run_editor(title, body, record_id)
+    except EditorError as exc:
+        if "no $EDITOR" in str(exc):
+            fail("no $EDITOR set; pass --title and/or --body instead")
+        fail(str(exc))
 
 
 def supersede(

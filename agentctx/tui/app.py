@@ -75,6 +75,7 @@ class AgentctxApp(App[None]):
         *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False)
           for pane in PANES),
         Binding("r", "refresh_pane", "Refresh", show=False),
+        Binding("w", "web", "Web view", show=False),
         Binding("question_mark", "help", "Help"),
         Binding("q", "quit", "Quit"),
         Binding("escape", "leave", "Back", show=False),
@@ -89,6 +90,8 @@ class AgentctxApp(App[None]):
         self.current_pane = FIRST
         self._data_version = -1
         self._backend = "…"
+        self.web_url: str | None = None
+        self._stop_web: Callable[[], None] | None = None
 
     @property
     def state(self) -> AppState:
@@ -126,6 +129,9 @@ class AgentctxApp(App[None]):
             self.update_status()
 
     def on_unmount(self) -> None:
+        if self._stop_web is not None:
+            self._stop_web()
+            self._stop_web = None
         if self._state is not None:
             self._state.close()
 
@@ -176,6 +182,21 @@ class AgentctxApp(App[None]):
         self.guarded(self.pane(self.current_pane).reload)
         self.guarded(self.update_status)
         self.notify("refreshed", timeout=1.5)
+
+    def action_web(self) -> None:
+        """Start the local web view on this store (``w``); it stops when the app exits."""
+        if self.web_url is None:
+            from agentctx.web.server import WebError, start
+
+            project = self.state.project
+            try:
+                launched = start(self.state.home, project.id if project else None, None)
+            except (WebError, OSError) as exc:
+                self.notify(f"cannot start the web view: {exc}", severity="error", timeout=6)
+                return
+            self.web_url, self._stop_web = launched.url, launched.stop
+        self.notify(f"web view: {self.web_url} (stops when you quit)", timeout=8)
+        self.update_status()
 
     def action_help(self) -> None:
         """Open the help screen (``?``)."""
@@ -245,7 +266,7 @@ class AgentctxApp(App[None]):
             where = "no project yet"
         else:
             where = f"{project.name} · {state.current_count():,} records"
-        tail = f" · vectors: {self._backend}"
+        tail = f" · vectors: {self._backend}" + (f" · web {self.web_url}" if self.web_url else "")
         head = f" {where} · "
         room = (self.size.width or 80) - len(head) - len(tail)
         path = home_path(state.db_path)

@@ -17,6 +17,7 @@ from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.models import GLOBAL_PROJECT, Project
+from agentctx.tui.writes import Writer
 
 T = TypeVar("T")
 
@@ -35,6 +36,14 @@ class AppState:
         self._counts: dict[str, tuple[tuple[int, int], int]] = {}
         self._reader: ThreadPoolExecutor | None = None
         self._reader_local = threading.local()
+        self._writer: Writer | None = None
+
+    @property
+    def writer(self) -> Writer:
+        """The browser's writes (one undo level, kept while the app runs)."""
+        if self._writer is None:
+            self._writer = Writer(self.db, self.cwd)
+        return self._writer
 
     @property
     def db_path(self) -> Path:

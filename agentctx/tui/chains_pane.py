@@ -16,9 +16,12 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from agentctx.store import chains as store_chains
+from agentctx.store import records as rec
 from agentctx.store.chains import Chain
-from agentctx.store.errors import StoreError
+from agentctx.store.errors import NotFound, StoreError
+from agentctx.store.models import Record
 from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
 
 PAGE = 50
@@ -35,18 +38,21 @@ def version_label(chain: Chain, index: int, width: int) -> Text:
     return label
 
 
-class ChainsPane(Pane):
+class ChainsPane(RecordEditing, Pane):
     """The active project's supersession chains, newest change first."""
 
     PANE_ID = "chains"
     PANE_NAME = "Chains"
     KEY = "3"
     HELP_KEYS = (("enter / space", "expand or collapse a chain"),
-                 ("m", "load more chains"), ("escape", "back to every chain after a jump"))
+                 ("m", "load more chains"), ("escape", "back to every chain after a jump"),
+                 *EDIT_HELP)
     PALETTE = (PaletteAction("Load more chains", "Read the next page of chains", "more"),
-               PaletteAction("Every chain", "Back from one record's chain", "all_chains"))
+               PaletteAction("Every chain", "Back from one record's chain", "all_chains"),
+               *EDIT_PALETTE)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("m", "more", "More"), Binding("escape", "all_chains", "All chains", show=False)]
+        Binding("m", "more", "More"), Binding("escape", "all_chains", "All chains", show=False),
+        *EDIT_BINDINGS]
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -139,6 +145,24 @@ class ChainsPane(Pane):
         self.query_one(PaneTitle).set_text(
             f"Chains · {project.name} · {self.loaded} of {self.total} · what was believed when, "
             "and why")
+
+    def edit_target(self) -> Record | None:
+        """The version (or the chain's newest version) under the cursor."""
+        node = self.query_one(Tree).cursor_node
+        if node is None or not node.data:
+            return None
+        try:
+            return rec.get(self.state.db, node.data)
+        except NotFound:
+            return None
+
+    def after_write(self, record: Record | None) -> None:
+        """Follow a supersede: the chain shown is the one through the new version."""
+        if self.focus_id is not None and record is not None:
+            self.focus_id = record.id
+        elif record is None:
+            self.focus_id = None
+        super().after_write(record)
 
     def project_changed(self) -> None:
         self.focus_id = None

@@ -28,6 +28,8 @@ class AgentctxCommands(Provider):
         found += [("Refresh (r)", "Read the pane on screen from the store again",
                    app.action_refresh_pane),
                   ("Help (?)", "Every key of every pane", app.action_help),
+                  ("Web view (w)", "Start the local web view on this store",
+                   app.action_web),
                   ("Quit (q)", "Leave agentctx", app.exit)]
         for spec in PANES:
             for action in spec.load().PALETTE:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 GLOBAL_KEYS = (
     ("1-8", "switch pane (Projects, Records, Chains, Profile, Sessions, Live, Drift, Preview)"),
     ("r", "refresh the pane from the store"),
+    ("w", "start the local web view (its address shows in the status line; it stops on quit)"),
     ("?", "this help"),
     ("ctrl+p", "command palette: every pane and action"),
     ("escape", "leave a field, close a panel or dialog"),

@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.widgets import DataTable, Static
 
 from agentctx.store import profiles
+from agentctx.store import records as rec
+from agentctx.store.errors import NotFound
+from agentctx.store.models import Record
 from agentctx.tui.cells import ellipsize
+from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 PREFERENCES_SHOWN = 500
 
 
-class ProfilePane(Pane):
+class ProfilePane(RecordEditing, Pane):
     """Preferences (rule, category, confidence, reinforcement, where learned) and the project's
     stack, commands and entry points."""
 
     PANE_ID = "profile"
     PANE_NAME = "Profile"
     KEY = "4"
-    HELP_KEYS = (("tab", "move between the preferences and the project profile"),)
+    HELP_KEYS = (("tab", "move between the preferences and the project profile"), *EDIT_HELP)
+    PALETTE = EDIT_PALETTE
+    BINDINGS: ClassVar[list[BindingType]] = [*EDIT_BINDINGS]
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Profile", classes="pane-title")
@@ -33,6 +40,21 @@ class ProfilePane(Pane):
         profile: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                             id="project-profile")
         yield profile
+
+    def edit_target(self) -> Record | None:
+        """The preference or profile entry under the cursor of the focused table."""
+        focused = self.screen.focused
+        table = focused if isinstance(focused, DataTable) else self.query_one("#preferences",
+                                                                             DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        if not key:
+            return None
+        try:
+            return rec.get(self.state.db, key)
+        except NotFound:
+            return None
 
     def reload(self) -> None:
         db = self.state.db

@@ -21,6 +21,7 @@ from agentctx.store import records as rec
 from agentctx.store.ids import parse_time
 from agentctx.store.models import Hit, Record
 from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
 from agentctx.tui.listing import Filters
 from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
@@ -44,7 +45,7 @@ def check_date(text: str) -> str | None:
     return None
 
 
-class RecordsPane(Pane):
+class RecordsPane(RecordEditing, Pane):
     """The active project's records."""
 
     PANE_ID = "records"
@@ -57,7 +58,8 @@ class RecordsPane(Pane):
                  ("o", "sort: newest, oldest, title, type, confidence"),
                  ("g", "include the global profile (developer preferences)"),
                  ("c", "the record's supersession chain"), ("y", "copy the record's id"),
-                 ("escape", "close the detail panel"))
+                 ("escape", "close the detail panel"), *EDIT_HELP,
+                 ("m", "merge candidates: near-duplicate pairs consolidation found"))
     PALETTE = (PaletteAction("Search", "Search the records as you type", "search"),
                PaletteAction("Filter", "Filter by type, confidence, pinned, superseded", "filter"),
                PaletteAction("As of a date", "Show what was in force at a date", "as_of"),
@@ -65,7 +67,9 @@ class RecordsPane(Pane):
                PaletteAction("Toggle global scope", "Include the global profile", "toggle_global"),
                PaletteAction("Chain of the record", "Open the highlighted record's chain",
                              "chain"),
-               PaletteAction("Copy record id", "Copy the highlighted record's id", "copy_id"))
+               PaletteAction("Copy record id", "Copy the highlighted record's id", "copy_id"),
+               *EDIT_PALETTE,
+               PaletteAction("Merge candidates", "Review near-duplicate pairs", "merge"))
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter", "open", "Open", priority=True),
         Binding("slash", "search", "Search"),
@@ -75,6 +79,8 @@ class RecordsPane(Pane):
         Binding("g", "toggle_global", "Global"),
         Binding("c", "chain", "Chain", show=False),
         Binding("y", "copy_id", "Copy id", show=False),
+        *EDIT_BINDINGS,
+        Binding("m", "merge", "Merge", show=False),
     ]
 
     def __init__(self, **kwargs: object) -> None:
@@ -422,6 +428,37 @@ class RecordsPane(Pane):
         if record is not None:
             self.app.copy_to_clipboard(record.id)
             self.notify(f"copied {record.id}", timeout=2)
+
+    def edit_target(self) -> Record | None:
+        """The record open in the detail panel, else the highlighted one."""
+        panel = self.detail_panel()
+        if panel is not None and panel.item is not None:
+            return panel.item.record
+        return self.highlighted()
+
+    def after_write(self, record: Record | None) -> None:
+        """Read the listing again; the detail panel shows the written record (or closes)."""
+        panel = self.detail_panel()
+        if panel is not None:
+            if record is None:
+                self.close_detail()
+            else:
+                from agentctx.store import details as store_details
+
+                db = self.state.db
+                panel.show(store_details.detail(db, record.id),
+                           rec.short_ids(db, [record.id])[record.id])
+        super().after_write(record)
+
+    def action_merge(self) -> None:
+        """``m``: the near-duplicate pairs consolidation found, side by side."""
+        from agentctx.tui.widgets.merge import MergeScreen
+
+        project = self.state.project
+        if project is None:
+            return
+        self.app.push_screen(MergeScreen(self.state, project.id),
+                             lambda changed: self.after_write(None) if changed else None)
 
     def store_changed(self) -> None:
         """New records from hooks or extraction show without a restart (the listing, or the

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -54,6 +55,18 @@ class _Counter:
     def urandom(self, size: int) -> bytes:
         self.n += 1
         return self.n.to_bytes(size, "big")
+
+
+@contextmanager
+def frozen_ids(monkeypatch: pytest.MonkeyPatch, start: int = 10_000) -> Iterator[None]:
+    """Records written inside get ids and times at ``NOW`` (ids counted from ``start``)."""
+    counter = _Counter()
+    counter.n = start
+    with monkeypatch.context() as frozen:
+        frozen.setattr(store_ids, "datetime", _FrozenDatetime)
+        frozen.setattr(store_ids, "time", _Clock)
+        frozen.setattr(os, "urandom", counter.urandom)
+        yield
 
 
 class Demo(NamedTuple):
