@@ -88,9 +88,7 @@ def longmemeval_command(
         fail(str(exc))
 
     def progress(number: int, total: int, question_id: str) -> None:
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\rquestion {number}/{total} ({question_id})   ")
-            sys.stderr.flush()
+        _progress_line(f"question {number}/{total} ({question_id})")
 
     try:
         report = longmemeval.run(path, limit=limit, model_path=model, hybrid=not no_hybrid,
@@ -98,8 +96,7 @@ def longmemeval_command(
     except longmemeval.BadData as exc:
         fail(f"{path}: {exc}")
     finally:
-        if sys.stderr.isatty():
-            sys.stderr.write("\r" + " " * 60 + "\r")
+        _progress_line("")
     if json_output:
         print_json(longmemeval.to_json(report))
         return
@@ -133,9 +130,7 @@ def projects_command(
         fail("--misses lists tuning prompts only; drop --held-out")
 
     def progress(name: str, done: int, total: int) -> None:
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\r{name}: prompt {done}/{total}   ")
-            sys.stderr.flush()
+        _progress_line(f"{name}: prompt {done}/{total}")
 
     try:
         report = judgement.run(split="held-out" if held_out else "tuning", names=project,
@@ -143,8 +138,7 @@ def projects_command(
     except DataError as exc:
         fail(f"benchmark data: {exc}")
     finally:
-        if sys.stderr.isatty():
-            sys.stderr.write("\r" + " " * 60 + "\r")
+        _progress_line("")
     if json_output:
         print_json(judgement.to_json(report))
         return
@@ -156,3 +150,10 @@ def projects_command(
 def register(app: typer.Typer) -> None:
     """Add ``agentctx bench`` to the CLI."""
     app.add_typer(bench_app, name="bench")
+
+
+def _progress_line(text: str) -> None:
+    """Show ``text`` on one line of a terminal's stderr, over the previous one ("" clears it)."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r" + " " * 60 + "\r" + (f"{text}   " if text else ""))
+        sys.stderr.flush()
