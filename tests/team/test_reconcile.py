@@ -20,12 +20,9 @@ SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 @pytest.fixture
-def alice(isolated_home: Path) -> Iterator[Store]:
-    db = Store.open()
-    try:
-        yield db
-    finally:
-        db.close()
+def alice(store: Store) -> Store:
+    """The first teammate's store: the open store of the isolated home."""
+    return store
 
 
 @pytest.fixture
