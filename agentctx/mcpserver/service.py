@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from agentctx import budget
+from agentctx import budget, injection
 from agentctx.redact import redact
 from agentctx.store import details, graph, profiles
 from agentctx.store import records as rec
@@ -134,7 +134,10 @@ def get(db: Store, where: Where, ids: Sequence[str]) -> str:
         notes.append(f"Not shown (result size cap), ask again for: {rest}")
     if problems:
         notes.append("Unknown or ambiguous: " + "; ".join(_clip(redact(p), 160) for p in problems))
-    return "\n\n".join(part for part in (packed.text, *notes) if part)
+    # The bodies are data, fenced and labelled like every injection (the notes are agentctx's).
+    fenced = "\n".join((injection.header("ctx_get", where.project.name), packed.text,
+                        injection.FENCE_CLOSE)) if packed.text else ""
+    return "\n\n".join(part for part in (fenced, *notes) if part)
 
 
 def detail(where: Where, item: RecordDetail) -> str:
@@ -151,32 +154,36 @@ def detail(where: Where, item: RecordDetail) -> str:
     head = f"## {record.id} · {record.type} · {record.confidence} · {state}"
     if record.pinned:
         head += " · pinned"
-    lines = [head, f"Title: {record.title}"]
+    lines = [head, f"Title: {' '.join(injection.clean(record.title).split())}"]
     if record.project_id != where.project.id:
         lines.append("Project: " + ("global (developer profile)"
                                     if record.project_id == GLOBAL_PROJECT else record.project_id))
     if record.key:
         lines.append(f"Key: {record.key}")
     provenance = f"Provenance: source {record.source}"
+    if injection.from_team_file(record):
+        provenance += " (the team file: written by a teammate)"
     if record.session_id:
         provenance += f", session {record.session_id}"
     provenance += f"; valid from {record.valid_from}; recorded {record.recorded_at}"
     lines.append(provenance)
     for link in item.supersedes:
         lines.append(f"Supersedes: {link.id} {_title_of(link)}"
-                     + (f" (why: {link.rationale})" if link.rationale else ""))
+                     + (f" (why: {_clip(injection.clean(link.rationale), 300)})"
+                        if link.rationale else ""))
     if item.superseded_by is not None:
         link = item.superseded_by
         lines.append(f"Superseded by: {link.id} {_title_of(link)}"
-                     + (f" (why: {link.rationale})" if link.rationale else ""))
+                     + (f" (why: {_clip(injection.clean(link.rationale), 300)})"
+                        if link.rationale else ""))
     elif item.retired_because:
-        lines.append(f"Retired because: {item.retired_because}")
+        lines.append(f"Retired because: {injection.clean(item.retired_because)}")
     if item.entities:
         lines.append("Linked to: " + ", ".join(f"{e.node.kind} {e.node.name}"
                                                + ("" if e.rel == "applies_to" else f" ({e.rel})")
                                                for e in item.entities[:30]))
     lines.append("")
-    lines.append(record.body or "(no body)")
+    lines.append(injection.clean(record.body) or "(no body)")
     return "\n".join(lines)
 
 
@@ -340,7 +347,7 @@ def _clip(text: str, width: int) -> str:
 
 
 def _title_of(link: ChainLink) -> str:
-    return "(forgotten)" if link.title is None else f'"{_clip(link.title, 80)}"'
+    return "(forgotten)" if link.title is None else f'"{_clip(injection.clean(link.title), 80)}"'
 
 
 def _check_writable(where: Where) -> None:
