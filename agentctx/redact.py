@@ -35,7 +35,9 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("npm-token", r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36}"),
     ("huggingface-token", r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}"),
     ("bearer-token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{16,}"),
-    ("sendgrid-key", r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    # A SendGrid key, also when cut short (a file name keeps its first 40 characters).
+    ("sendgrid-key", r"(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]*"
+                     r"|(?<![A-Za-z0-9])SG\.[A-Za-z0-9_-]{20,}"),
     # Azure storage and service bus connection strings: keep the name, drop the key.
     ("azure-key", r"(?i)(?P<keep>\b(?:AccountKey|SharedAccessKey)\s*=\s*)(?!\[REDACTED)"
                   r"[A-Za-z0-9+/=]{16,}"),
@@ -138,6 +140,75 @@ def redact(text: str) -> str:
             text = replaced
             lowered = _folded(text)
     return text
+
+
+# A bare AWS secret key as one component of a path (``cfg/<key>``): a slash may precede it.
+_PATH_AWS = ("(?:(?<=/)|(?<![A-Za-z0-9/+=]))(?=[A-Za-z0-9/+]{0,39}[A-Z])"
+             "(?=[A-Za-z0-9/+]{0,39}[a-z])(?=[A-Za-z0-9/+]{0,39}[0-9])[A-Za-z0-9/+]{40}"
+             "(?![A-Za-z0-9+=])")
+
+
+def redact_path(path: str) -> str:
+    """:func:`redact` for a file name, whole (before any normalisation or cut): a bare AWS
+    secret key right after a ``/`` counts too."""
+    text = redact(path)
+    if len(path) >= 40:
+        text = _pattern("aws-secret-key-path", _PATH_AWS).sub("[REDACTED:aws-secret-key]", text)
+    return text
+
+
+# A learned value shorter than this is too common a word to chase through a whole event.
+LEARN_MIN_CHARS = 6
+
+
+def secrets_in(text: str) -> list[tuple[str, str]]:
+    """``(kind, value)`` of every secret :func:`redact` would remove from ``text``."""
+    found: list[tuple[str, str]] = []
+    if not text:
+        return found
+    lowered = _folded(text)
+    for kind, source in _PATTERNS:
+        if not any(hint in lowered for hint in _HINTS[kind]):
+            continue
+        if kind in _MIN_WORD and not any(len(word) >= _MIN_WORD[kind] for word in text.split()):
+            continue
+        for match in _pattern(kind, source).finditer(text):
+            value = match.group(0)[len(kept(match)):]
+            if value:
+                found.append((kind, value))
+    return found
+
+
+class Redactor:
+    """The redactor of one event: it learns every secret value found in any of the event's texts
+    (a password in a command, a key in a file name) and removes that value everywhere in the
+    event — also where a tool's output repeats it bare ("auth failed for <password>"), which no
+    pattern could recognise on its own.
+    """
+
+    def __init__(self, *texts: str) -> None:
+        self.known: dict[str, str] = {}
+        for text in texts:
+            self.learn(text)
+
+    def learn(self, text: str) -> None:
+        """Remember the secret values in ``text`` (those of at least :data:`LEARN_MIN_CHARS`)."""
+        for kind, value in secrets_in(text):
+            for candidate in (value, value.strip("\"'")):
+                if len(candidate) >= LEARN_MIN_CHARS and "[REDACTED:" not in candidate:
+                    self.known.setdefault(candidate, kind)
+
+    def __call__(self, text: str) -> str:
+        """``text`` redacted, and every learned value in it replaced by its marker."""
+        text = redact(text)
+        for value in sorted(self.known, key=len, reverse=True):
+            if value in text:
+                text = text.replace(value, f"[REDACTED:{self.known[value]}]")
+        return text
+
+    def path(self, path: str) -> str:
+        """A file name redacted whole (:func:`redact_path`), learned values included."""
+        return self(redact_path(path))
 
 
 def marker_chars(text: str) -> int:

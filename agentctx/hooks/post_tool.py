@@ -9,7 +9,10 @@
   meta under ``tests``, linked to the test files named (``tested`` edges).
 * git commit, checkout, switch and merge → the session's meta under ``git``.
 
-Everything stored is redacted first (records through ``records.add``, meta here).
+Everything stored is redacted first (records through ``records.add``, meta here), by one
+:class:`~agentctx.redact.Redactor` per event: a secret found anywhere in the event (a password in
+the command) is removed everywhere in it (the output that repeats it, the stub's title, file
+names) before the first write.
 """
 
 from __future__ import annotations
@@ -24,11 +27,17 @@ from agentctx.store.errors import InvalidRecord
 from agentctx.store.ids import now_iso
 from agentctx.store.models import Draft, Node
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is too slow an import for a hook
+if TYPE_CHECKING:
+    from agentctx.redact import Redactor
+
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
 META_KEEP = 50
 TEXT_MAX = 200
 SIGNATURE_TOKENS = 4
+# How much of each of a file tool's inputs (a Write's content) the redactor learns secrets from.
+LEARN_MAX_CHARS = 256 * 1024
 
 _FAILURE = re.compile(r"Traceback \(most recent call last\)|(?<![A-Za-z])(?i:error):|\bFAILED\b|"
                       r"npm ERR!|^FAIL\b|^--- FAIL|\bpanicked at\b", re.MULTILINE)
@@ -72,8 +81,12 @@ def handle(ctx: HookContext) -> str | None:
         resolved = ctx.resolved()
         if resolved.project.paused:
             return None
+        from agentctx.redact import Redactor
+
+        redactor = Redactor(path, *(value[:LEARN_MAX_CHARS] for value in tool_input.values()
+                                    if isinstance(value, str)))
         try:
-            name = file_name(path, ctx.cwd, resolved.worktree)
+            name = file_name(path, ctx.cwd, resolved.worktree, redactor)
         except InvalidRecord as exc:
             log_problem(ctx.event, ctx.session_id, f"{tool} not captured: {exc}")
             return None
@@ -94,11 +107,17 @@ def _ensure_session(ctx: HookContext) -> None:
                     transcript_path=ctx.transcript_path)
 
 
-def file_name(path: str, cwd: str, worktree: str) -> str:
+def file_name(path: str, cwd: str, worktree: str, redactor: Redactor | None = None) -> str:
     """A file's entity name: relative to the worktree root when inside it (absolute otherwise),
-    redacted; :class:`InvalidRecord` when the path is too long to be a file's."""
+    redacted; :class:`InvalidRecord` when the path is too long to be a file's.
+
+    The name is redacted whole before it is normalised (``normpath`` can fold a key's ``//``
+    and a pattern would no longer see it), with the event's learned secrets when given."""
     if len(path) > graph.NAME_MAX_CHARS:
         return graph.entity_name(path)  # raises before any path arithmetic on the huge string
+    from agentctx.redact import redact_path
+
+    path = redactor.path(path) if redactor is not None else redact_path(path)
     absolute = path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd, path))
     return graph.entity_name(absolute, worktree)
 
@@ -186,12 +205,13 @@ def named_test_files(words: list[str], output: str) -> list[str]:
     return list(found)[:20]
 
 
-def _test_file_names(paths: list[str], cwd: str, worktree: str) -> list[str]:
+def _test_file_names(paths: list[str], cwd: str, worktree: str,
+                     redactor: Redactor) -> list[str]:
     """Entity names of the test files a run named (a name too long to be a file's is left out)."""
     names = []
     for path in paths:
         try:
-            names.append(file_name(path, cwd, worktree))
+            names.append(file_name(path, cwd, worktree, redactor))
         except InvalidRecord:
             continue
     return list(dict.fromkeys(names))
@@ -205,12 +225,16 @@ def _short(text: str) -> str:
 
 
 def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
-    from agentctx.redact import redact
+    from agentctx.redact import Redactor
 
     # Redacted before anything is parsed or cut: a signature drops options (curl's -u) and
     # texts are cut to length, either of which can leave a secret its pattern no longer sees.
-    command = redact(command)
-    output = redact(tool_output(ctx.payload))
+    # What the command gives away (redis://:pw@, curl -u user:pw) is learned first, so the
+    # output that repeats it bare ("auth failed for pw") loses it too.
+    raw_output = tool_output(ctx.payload)
+    redactor = Redactor(command, raw_output)
+    command = redactor(command)
+    output = redactor(raw_output)
     simple = segments(command)
     tests = [words for words in simple if is_test_command(words)]
     failed = (failed_call or looks_failed(output)
@@ -229,7 +253,7 @@ def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
         tested_nodes: list[Node] = []
         for words in tests:
             files = _test_file_names(named_test_files(words, output), ctx.cwd,
-                                     resolved.worktree)
+                                     resolved.worktree, redactor)
             nodes = [graph.ensure_node(db, project_id, "file", name) for name in files]
             for node in nodes:
                 graph.add_edge(db, ctx.session_id, node.id, "tested")

@@ -58,9 +58,10 @@ def entity_name(path: str, root: str | None = None) -> str:
     if len(path) > NAME_MAX_CHARS:
         raise InvalidRecord(f"file name is {len(path)} characters; the limit is "
                             f"{NAME_MAX_CHARS}")
-    from agentctx.redact import redact
+    from agentctx.redact import redact_path
 
-    name = redact(relative_name(path, root))
+    # Redacted whole first: relpath's normalisation could fold a secret's "//" out of sight.
+    name = redact_path(relative_name(redact_path(path), root))
     if not name:
         raise InvalidRecord("file name must not be empty")
     return name

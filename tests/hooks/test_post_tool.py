@@ -186,6 +186,44 @@ def test_file_names_are_redacted_and_bounded(app: Path, isolated_home: Path) -> 
     assert "file name is 200" in log and "the limit is 4096" in log
 
 
+def _under_home(home: Path) -> bytes:
+    """Every byte under the home: the store, its WAL, logs and anything else kept there."""
+    return b"".join(path.read_bytes() for path in sorted(home.rglob("*")) if path.is_file())
+
+
+@pytest.mark.parametrize("command", [
+    "redis-cli -u redis://:{pw}@cache.internal:6379 ping",
+    "curl -u deploy:{pw} https://ci.example.com/api",
+    "mysql -h db -u root -p{pw} shop",
+    "gcloud auth activate --key '{{\"private_key_id\": \"{pw}\"}}'",
+])
+def test_a_secret_in_the_command_is_gone_where_the_output_repeats_it(
+        app: Path, isolated_home: Path, command: str) -> None:
+    pw = "Hq4vN8sLw2Tz7Kd9"
+    run_hook("post-tool", _failure(app, command.format(pw=pw),
+                                   f"Exit code 1\nerror: auth failed for {pw}"))
+    [stub] = _bugfixes()
+    assert "auth failed for [REDACTED:" in stub.title, stub.title
+    with Store.open() as db:
+        db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+    assert pw.encode() not in _under_home(isolated_home)
+
+
+def test_file_link_names_are_redacted_whole(app: Path, isolated_home: Path) -> None:
+    aws = "wJalrXUtnFEMI/K7MDENG//bPxRfiCYEXAMPLEKE"  # normpath would fold its "//"
+    sendgrid = "SG." + "Ab3dEf6hIj9lMn2pQr5tUv" + "." + "Wx8zAb1dEf4hJk"  # cut to 40 characters
+    assert len(sendgrid) == 40 and len(aws) == 40
+    base = at(payloads("PostToolUse")[0], app)
+    run_hook("post-tool", {**base, "tool_input": {"file_path": f"{app}/cfg/{aws}"}})
+    run_hook("post-tool", {**base, "tool_input": {"file_path": f"{app}/keys/{sendgrid}"}})
+    with Store.open() as db:
+        names = sorted(row[0] for row in db.rows("SELECT name FROM nodes"))
+    assert names == ["cfg/[REDACTED:aws-secret-key]", "keys/[REDACTED:sendgrid-key]"]
+    home = _under_home(isolated_home)
+    for piece in (aws[:12], aws[-12:], sendgrid[3:25], sendgrid[-12:]):
+        assert piece.encode() not in home
+
+
 def test_other_tools_and_paused_projects_capture_nothing(app: Path) -> None:
     run_hook("post-tool", at(payloads("PostToolUse")[2], app))  # an MCP tool call
     with Store.open() as db:
