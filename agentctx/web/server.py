@@ -10,7 +10,10 @@ The rules (the seed's ADR-015), checked on every request before anything else ru
   per-start random token in ``X-Agentctx-Token`` (the token is embedded in the served page);
 * no cookies are set or read; static files come from a fixed table of the package's assets, so
   no path reaches the file system; every error is JSON without a traceback (tracebacks go to
-  ``<home>/logs/web.log``).
+  ``<home>/logs/web.log``, rotated at :data:`LOG_MAX_BYTES`; a connection that broke or timed
+  out is one line there);
+* a JSON body nests at most :data:`JSON_MAX_DEPTH` deep (400 beyond that); a connection idle or
+  half-sent for :data:`IDLE_TIMEOUT_S` seconds is closed.
 
 :func:`start` runs the server on a thread and returns its URL and a ``stop`` function (the TUI
 launches it this way); :func:`serve` runs it in the foreground until Ctrl-C (``agentctx web``).
@@ -39,6 +42,9 @@ HOST = "127.0.0.1"
 DEFAULT_PORT = 7327
 PORT_TRIES = 20  # the default port moves up at most this far when it is busy
 BODY_MAX_BYTES = 64 * 1024
+JSON_MAX_DEPTH = 400
+IDLE_TIMEOUT_S = 20.0  # an idle or half-sent connection is closed after this long
+LOG_MAX_BYTES = 1_000_000  # web.log is rotated (one web.log.1 kept) at this size
 TOKEN_PLACEHOLDER = "__AGENTCTX_TOKEN__"
 SAFE_FETCH_SITES = ("same-origin", "none")
 WRITE_METHODS = ("POST", "PUT", "PATCH", "DELETE")
@@ -82,8 +88,9 @@ class WebServer(ThreadingHTTPServer):
 
     def __init__(self, port: int, *, db_path: Path, project: str | None,
                  busy_timeout_ms: int = 3000, search_backend: str = "fts",
-                 log_path: Path | None = None) -> None:
+                 log_path: Path | None = None, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
         super().__init__((HOST, port), Handler)
+        self.idle_timeout = idle_timeout
         self.db_path = db_path
         self.project = project
         self.busy_timeout_ms = busy_timeout_ms
@@ -105,15 +112,21 @@ class WebServer(ThreadingHTTPServer):
         return f"http://{HOST}:{self.port}/"
 
     def handle_error(self, request: object, client_address: object) -> None:
-        """A connection that broke mid-request (the browser navigated away): log it, quietly."""
-        self.log_error_text(f"connection error from {client_address}\n{traceback.format_exc()}")
+        """A connection that broke mid-request (the browser navigated away): one log line."""
+        self.log_error_text(f"connection from {_peer(client_address)} ended: {_why()}")
 
     def log_error_text(self, text: str) -> None:
-        """Append ``text`` to the web log (never to the page)."""
+        """Append ``text`` to the web log (never to the page), rotating it at
+        :data:`LOG_MAX_BYTES`."""
         if self.log_path is None:
             return
         try:
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                if self.log_path.stat().st_size >= LOG_MAX_BYTES:
+                    os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".1"))
+            except FileNotFoundError:
+                pass
             fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
             with open(fd, "a", encoding="utf-8") as handle:
                 handle.write(text.rstrip("\n") + "\n")
@@ -131,6 +144,21 @@ class Handler(BaseHTTPRequestHandler):
     # Headers and body go out in two writes; with Nagle's algorithm on, the body waits for the
     # client's delayed ACK (~40 ms on loopback) on every keep-alive response.
     disable_nagle_algorithm = True
+
+    def setup(self) -> None:
+        """Every read of the connection times out (``socket.settimeout``): an idle or half-sent
+        request cannot hold a thread for ever."""
+        self.timeout = self.server.idle_timeout  # type: ignore[misc]  # per connection
+        super().setup()
+
+    def handle_one_request(self) -> None:
+        """One request; a connection that breaks or times out is one log line, then closed."""
+        try:
+            super().handle_one_request()
+        except (ConnectionError, TimeoutError):
+            self.server.log_error_text(
+                f"connection from {_peer(self.client_address)} ended: {_why()}")
+            self.close_connection = True
 
     def do_GET(self) -> None:
         self._handle()
@@ -186,6 +214,8 @@ class Handler(BaseHTTPRequestHandler):
                 self._api(path)
             else:
                 self._static(path)
+        except (ConnectionError, TimeoutError):
+            raise  # the client went away or stalled: handle_one_request logs one line
         except Exception:  # the last line of defence: log it, say little
             self.server.log_error_text(f"{self.command} {self.path}\n{traceback.format_exc()}")
             self.close_connection = True
@@ -240,6 +270,8 @@ class Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         if not raw:
             return {}
+        if len(raw) > JSON_MAX_DEPTH and json_depth(raw) > JSON_MAX_DEPTH:
+            raise api.ApiError(400, f"the body nests deeper than {JSON_MAX_DEPTH} levels")
         try:
             value = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -296,18 +328,59 @@ class Handler(BaseHTTPRequestHandler):
         """No access log on the terminal."""
 
 
+def json_depth(raw: bytes) -> int:
+    """How deep the arrays and objects of a JSON text nest (strings skipped), without parsing
+    it: ``json.loads`` recurses once per level and a deep enough text exhausts the stack."""
+    deepest = depth = 0
+    in_string = escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return deepest
+
+
+def _peer(address: object) -> str:
+    if isinstance(address, tuple) and len(address) >= 2:
+        return f"{address[0]}:{address[1]}"
+    return str(address)
+
+
+def _why() -> str:
+    """The exception being handled, as a few words (never a traceback)."""
+    import sys
+
+    error = sys.exc_info()[1]
+    if error is None:
+        return "unknown error"
+    return f"{type(error).__name__}: {error}"[:200]
+
+
 # ------------------------------------------------------------------------------ start / stop
 
 
 def bind(port: int | None, *, db_path: Path, project: str | None, busy_timeout_ms: int = 3000,
          search_backend: str = "fts", log_path: Path | None = None,
-         default_port: int = DEFAULT_PORT) -> tuple[WebServer, str | None]:
+         default_port: int = DEFAULT_PORT,
+         idle_timeout: float = IDLE_TIMEOUT_S) -> tuple[WebServer, str | None]:
     """A bound (not yet serving) server and, when the default port was busy, a line saying
     which port it moved to. ``port=None`` means the default port or the next free one; an
     explicit port (``0``: any free one) that is busy raises :class:`WebError`."""
     options: dict[str, Any] = {"db_path": db_path, "project": project,
                                "busy_timeout_ms": busy_timeout_ms,
-                               "search_backend": search_backend, "log_path": log_path}
+                               "search_backend": search_backend, "log_path": log_path,
+                               "idle_timeout": idle_timeout}
     if port is not None:
         try:
             return WebServer(port, **options), None
