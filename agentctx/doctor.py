@@ -127,9 +127,15 @@ def check_store() -> Check:
             current = sum(entry.get("current", 0) for entry in counts.values())
             fts = db.has_fts()
             scrubbed = _redacted_on_upgrade(db.meta_get("secrets_redacted_on_upgrade"))
+            damage = db.quick_check()
     except (StoreError, sqlite3.Error) as exc:
         return Check("store", FAIL, f"{jsonfile.display(config.db_path())}: {exc}",
                      "see the message; 'agentctx export' before any repair")
+    if damage:
+        return Check("store", FAIL, f"{jsonfile.display(config.db_path())} is damaged "
+                     f"(quick_check: {'; '.join(damage)[:300]})",
+                     "copy the file aside, then 'agentctx export' what still reads, or restore "
+                     "a backup from the home's backups folder")
     suffix = "" if fts else " (its full-text index is unusable with this SQLite)"
     suffix += scrubbed
     return Check("store", OK if fts else WARN,

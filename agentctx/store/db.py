@@ -140,6 +140,16 @@ class Store:
         finally:
             target.close()
 
+    def quick_check(self, limit: int = 5) -> list[str]:
+        """``PRAGMA quick_check``'s findings: ``[]`` when the file is sound, else up to ``limit``
+        problems (a page that is not a page, a broken index, a malformed record)."""
+        try:
+            found = [str(row[0]) for row in
+                     self.conn.execute(f"PRAGMA quick_check({int(limit)})").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            return [str(exc)]
+        return [] if found == ["ok"] else found
+
     def has_fts(self) -> bool:
         """Whether the FTS5 index exists and this SQLite can use it."""
         try:

@@ -243,3 +243,24 @@ def test_a_store_others_can_read_is_a_warning(home: Path) -> None:
     assert check.fix.startswith("chmod 600 ")
     report = json.loads(run_cli("doctor", "--json", "--quick").stdout)
     assert [c["status"] for c in report["checks"] if c["name"] == "home"] == ["warn"]
+
+
+def test_a_store_whose_middle_is_random_bytes_is_not_ok(home: Path) -> None:
+    import random
+
+    with Store.open() as db:
+        pid = projects.resolve(db, str(home)).project.id
+        with db.write():
+            for n in range(1500):
+                records.add(db, Draft(type="discovery", title=f"Note {n}",
+                                      body=f"finding {n} " * 40), project_id=pid)
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    assert doctor.check_store().status == "ok"
+    path = config.db_path()
+    size = path.stat().st_size
+    with path.open("r+b") as handle:  # two pages in the middle (record bodies) become noise
+        handle.seek(size // 2 // 4096 * 4096)
+        handle.write(random.Random(7).randbytes(2 * 4096))
+    check = doctor.check_store()
+    assert check.status == "fail" and "damaged" in check.detail, check
+    assert "backup" in check.fix
