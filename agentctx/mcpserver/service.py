@@ -281,6 +281,10 @@ def record(db: Store, where: Where, type_: str, title: str, body: str, *,
                         f"{', '.join(RECORDABLE_TYPES)}")
     if not body.strip():
         raise ToolError("body must not be empty: say what holds and why")
+    try:
+        rec.check_typed_title(title)
+    except InvalidRecord as exc:
+        raise ToolError(str(exc)) from None
     draft = Draft(type=type_, title=title, body=body, scope=scope, confidence=CONFIDENCE,
                   source=SOURCE)
     names = _file_names(where, files)
@@ -310,6 +314,10 @@ def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: st
         raise ToolError("new_body must not be empty: say what holds now")
     if not rationale.strip():
         raise ToolError("rationale must not be empty: say why the old record no longer holds")
+    try:
+        rec.check_typed_title(title or "")
+    except InvalidRecord as exc:
+        raise ToolError(str(exc)) from None
     with db.write():
         old = _own_record(db, where, old_id)
         draft = Draft(type="", title=(title or "").strip(), body=new_body, scope=old.scope,
@@ -368,7 +376,10 @@ def _own_record(db: Store, where: Where, ref: str) -> Record:
 def _file_names(where: Where, files: Sequence[str]) -> list[str]:
     names = []
     for path in files:
-        name = _entity_name(path, where.root, "files: ").strip()
+        try:
+            name = graph.project_file_name(path, where.root).strip()
+        except InvalidRecord as exc:
+            raise ToolError(f"files: {exc}; nothing was recorded") from None
         if not name or name in (".", "/"):
             raise ToolError(f"files: {path!r} is not a file path")
         names.append(name)

@@ -67,6 +67,26 @@ def entity_name(path: str, root: str | None = None) -> str:
     return name
 
 
+def project_file_name(path: str, root: str) -> str:
+    """:func:`entity_name` for a file a caller says belongs to the project at ``root``.
+
+    Raises :class:`InvalidRecord` when the path leaves the project (``../../x``, an absolute
+    path elsewhere) or holds control characters.
+    """
+    if len(path) > NAME_MAX_CHARS:
+        return entity_name(path, root)  # raises before any path arithmetic on the huge string
+    if any(ord(ch) < 0x20 or 0x7F <= ord(ch) < 0xA0 for ch in path):
+        raise InvalidRecord("a file name must not hold control characters")
+    cleaned = path.strip()
+    absolute = os.path.normpath(cleaned if os.path.isabs(cleaned)
+                                else os.path.join(root, cleaned))
+    base = os.path.normpath(root)
+    if absolute != base and not absolute.startswith(base.rstrip(os.sep) + os.sep):
+        raise InvalidRecord(f"{path!r} is outside the project ({root}); link files of the "
+                            "project only")
+    return entity_name(absolute, root)
+
+
 def ensure_node(db: Store, project_id: str, kind: str, name: str) -> Node:
     """The node for ``(project_id, kind, name)``, created when missing.
 

@@ -312,6 +312,19 @@ def edits_of(db: Store, ref: str) -> list[Edit]:
 # ----------------------------------------------------------------------------------- writes
 
 
+def check_typed_title(title: str) -> None:
+    """Refuse a title typed by a caller (an MCP tool call) that holds control characters
+    (escape sequences, NUL, a bell, C1 codes): a title is one line of plain text. Tabs and line
+    breaks are whitespace, folded into single spaces like everywhere else.
+
+    Raises :class:`InvalidRecord`. Captured titles are not refused (they are normalised).
+    """
+    bad = sorted({f"U+{ord(ch):04X}" for ch in title
+                  if (ord(ch) < 0x20 and ch not in "\t\n\r") or 0x7F <= ord(ch) < 0xA0})
+    if bad:
+        raise InvalidRecord(f"title must not hold control characters ({', '.join(bad[:5])})")
+
+
 def validate(draft: Draft) -> Draft:
     """Check a draft against the record rules and return it normalized (redacted, trimmed).
 

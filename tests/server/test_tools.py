@@ -352,6 +352,29 @@ async def test_related_follows_files_and_folders(app_dir: Path) -> None:
         assert nothing.startswith("No records are linked")
 
 
+async def test_record_refuses_control_characters_and_files_outside_the_project(
+        app_dir: Path) -> None:
+    async with make_client() as client:
+        for title in ("Deploy \x1b[31mnow\x1b[0m", "Null\x00byte", "Bell\x07", "C1\x9b2J"):
+            refused = await fail(client, "ctx_record", type="decision", title=title, body="b")
+            assert "control characters" in refused
+        for path in ("../../x", "src/../../outside.py", "/etc/passwd",
+                     str(app_dir.parent / "elsewhere.py"), "src/\x1b[2Jdb.py"):
+            refused = await fail(client, "ctx_record", type="decision", title="Linked",
+                                 body="b", files=[path])
+            assert "nothing was recorded" in refused and "files:" in refused, refused
+        assert current(app_dir) == []
+        made = await call(client, "ctx_record", type="decision", title="Line one\nline two",
+                          body="b", files=["src/../src/db.py", str(app_dir / "a.py")])
+        assert "Linked to: src/db.py, a.py" in made
+        old = current(app_dir)[0].id
+        refused = await fail(client, "ctx_supersede", old_id=old, new_body="n", rationale="r",
+                             title="Esc \x1b]0;x\x07")
+        assert "control characters" in refused
+    [kept] = current(app_dir)
+    assert kept.title == "Line one line two"
+
+
 async def test_file_names_are_redacted_and_bounded(app_dir: Path, isolated_home: Path) -> None:
     token = "ghp_" + "Qx7" * 12
     huge = "d" * 200_000
