@@ -177,7 +177,7 @@ def ensure_home_dir(path: str | None = None) -> str:
     for sub in ("models", "logs"):
         try:
             os.mkdir(os.path.join(root, sub), mode=0o700)
-        except FileExistsError:
+        except OSError:  # there already, or a read-only home (whose store opens read-only)
             pass
     return root
 

@@ -37,6 +37,7 @@ class Store:
         self.conn = conn
         self._path = str(path)
         self._depth = 0
+        self.read_only = False  # opened read-only: the file or its folder cannot be written
 
     @property
     def path(self) -> Path:
@@ -60,7 +61,10 @@ class Store:
             target = config.db_file()
         else:
             target = os.fspath(path)
-            os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+            if not _cannot_write(target):
+                os.makedirs(os.path.dirname(os.path.abspath(target)), exist_ok=True)
+        if _cannot_write(target):
+            return cls._open_read_only(target, busy_timeout_ms)
         create_private(target)
         conn = _connect(target, busy_timeout_ms)
         try:
@@ -87,6 +91,39 @@ class Store:
             raise
         return cls(conn, target)
 
+    @classmethod
+    def _open_read_only(cls, target: str, busy_timeout_ms: int) -> Store:
+        """A store whose file (or folder) cannot be written, opened for reading only: every
+        read works, a write raises :class:`StoreError` saying so."""
+        from urllib.parse import quote
+
+        uri = "file:" + quote(os.path.abspath(target))
+        conn = None
+        # mode=ro needs the -shm of a WAL store; without one in a folder nobody may write to,
+        # only an immutable open can read it (nobody can change it then either).
+        for query in ("?mode=ro", "?mode=ro&immutable=1"):
+            try:
+                conn = sqlite3.connect(uri + query, uri=True, timeout=busy_timeout_ms / 1000,
+                                       isolation_level=None, check_same_thread=True)
+                version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+                break
+            except sqlite3.Error as exc:
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                problem = exc
+        if conn is None:
+            raise StoreError(f"cannot open {target} (read-only): {problem}") from None
+        if version != SCHEMA_VERSION:
+            conn.close()
+            raise StoreError(f"{target} is read-only and has schema {version}; this agentctx "
+                             f"reads schema {SCHEMA_VERSION} and cannot upgrade it")
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+        store = cls(conn, target)
+        store.read_only = True
+        return store
+
     def close(self) -> None:
         """Close the connection."""
         self.conn.close()
@@ -101,7 +138,11 @@ class Store:
         """A write transaction (``BEGIN IMMEDIATE``); nested calls become savepoints.
 
         Use it as ``with db.write(): …``: everything inside commits together or not at all.
+        Raises :class:`StoreError` on a store opened read-only.
         """
+        if self.read_only:
+            raise StoreError(f"{self._path} is read-only: nothing can be changed (check the "
+                             "file's and its folder's permissions)")
         return _Transaction(self)
 
     def execute(self, sql: str, params: Params = ()) -> sqlite3.Cursor:
@@ -228,6 +269,18 @@ class _Transaction:
                 store.conn.execute(statement)
             return
         store.conn.execute(self._done)
+
+
+def _cannot_write(target: str) -> bool:
+    """Whether an existing store file, or the folder its ``-wal`` and ``-shm`` live in, cannot
+    be written by this process."""
+    if not os.path.exists(target):
+        return False
+    if not os.access(target, os.W_OK):
+        return True
+    folder = os.path.dirname(os.path.abspath(target))
+    return not os.access(folder, os.W_OK) and not (
+        os.path.exists(target + "-wal") and os.path.exists(target + "-shm"))
 
 
 def create_private(path: str) -> None:

@@ -502,8 +502,9 @@ def supersede(db: Store, old_ref: str, successor: Draft | str, rationale: str, *
 
 
 def touch(db: Store, ids: Sequence[str]) -> None:
-    """Count one access for each id (one cheap statement; never re-indexes FTS)."""
-    if not ids:
+    """Count one access for each id (one cheap statement; never re-indexes FTS); nothing on a
+    store opened read-only."""
+    if not ids or db.read_only:
         return
     db.execute(f"UPDATE records SET access_count = access_count + 1, last_accessed = ? "
                f"WHERE id IN ({','.join('?' * len(ids))})", [now_iso(), *ids])
