@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
 from agentctx.budget import truncate
-from agentctx.redact import redact
+from agentctx.redact import Redactor, redact
 from agentctx.safeio import open_stream, read_line
 
 # A transcript line longer than this is skipped (a real one, even with a pasted image, is far
@@ -146,10 +146,32 @@ def read_transcript(path: str | Path, *, line_max: int = LINE_MAX_BYTES) -> Tran
     except OSError as exc:
         raise TranscriptError(f"cannot read {target}: {exc.strerror}") from None
     kept = _main_conversation(lines)
-    entries = list(_render(kept))
+    entries = _without_learned(kept, list(_render(kept)))
     meta = _metadata(lines, kept)
     return Transcript(str(target), entries, meta["session_id"], meta["cwd"], meta["git_branch"],
                       meta["version"], meta["first"], meta["last"], end_offset, count, skipped)
+
+
+def _without_learned(kept: list[_Line], entries: list[Entry]) -> list[Entry]:
+    """``entries`` with every secret value found anywhere in the conversation removed from all
+    of them: a password given in a command is gone from the output that repeats it bare."""
+    redactor = Redactor()
+    for line in kept:
+        _learn(redactor, line.data, 0)
+    if not redactor.known:
+        return entries
+    return [entry._replace(text=redactor(entry.text)) for entry in entries]
+
+
+def _learn(redactor: Redactor, value: object, depth: int) -> None:
+    if isinstance(value, str):
+        redactor.learn(value)
+    elif depth < 12 and isinstance(value, dict):
+        for item in value.values():
+            _learn(redactor, item, depth + 1)
+    elif depth < 12 and isinstance(value, list):
+        for item in value:
+            _learn(redactor, item, depth + 1)
 
 
 def peek_metadata(path: str | Path, max_lines: int = 200) -> dict[str, str | None]:

@@ -151,6 +151,18 @@ def test_secrets_are_redacted_in_every_entry(tmp_path: Path) -> None:
     assert "[REDACTED:" in text
 
 
+def test_a_secret_given_once_is_gone_where_another_entry_repeats_it(tmp_path: Path) -> None:
+    password = "Hq4vN8sLw2Tz7Kd9"
+    writer = TranscriptWriter(tmp_path / "s.jsonl")
+    writer.user("the cache will not answer")
+    writer.assistant(tools=[("Bash", {"command": f"redis-cli -u redis://:{password}@cache ping"})],
+                     results=[f"error: auth failed for {password}"])
+    writer.user(f"so is {password} wrong?")
+    text = "\n".join(e.text for e in read_transcript(writer.save()).entries)
+    assert password not in text
+    assert "auth failed for [REDACTED:url-password]" in text
+
+
 def test_unknown_lines_garbage_and_a_half_written_last_line(tmp_path: Path) -> None:
     writer = TranscriptWriter(tmp_path / "s.jsonl")
     writer.other({"type": "some-future-type", "payload": {"x": 1}})
