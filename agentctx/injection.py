@@ -48,10 +48,11 @@ _LOOKALIKES = str.maketrans({
 })
 # A tag that could close or forge a fence: agentctx's own, any hyphenated name (Claude Code's
 # <system-reminder>, <command-name>, <user-prompt-submit-hook>, ...), tool-call blocks and the
-# names of roles and instruction blocks; only as a tag (then a space, ``/``, ``>`` or the end).
-_TAG = (r"<(/?)(?:[a-z][a-z0-9]*(?:[-:][a-z][a-z0-9]*)+|function_calls|function_results|"
-        r"tool_use|tool_result|system|user|human|assistant|developer|instructions?|prompt|"
-        r"context|invoke|parameter|antml)(?=[\s/>]|\Z)")
+# names of roles and instruction blocks, as a tag (then a space, ``/``, ``>`` or the end); and
+# anything starting ``<agentctx``.
+_TAG = (r"<([ \t]*/[ \t]*)?(?:agentctx|(?:[a-z][a-z0-9]*(?:[-:][a-z][a-z0-9]*)+|function_calls|"
+        r"function_results|tool_use|tool_result|system|user|human|assistant|developer|"
+        r"instructions?|prompt|context|invoke|parameter|antml)(?=[\s/>]|\Z))")
 # A role marker at the start of a line (after indentation, quote marks or a bullet).
 _ROLE = r"^[ \t>*+\-\u2022]*(?=(?:human|assistant|user|system|developer|h|a)[ \t]*:)"
 # A line shaped like an injected entry ("- [<26 characters>] ...") or a ctx_get record's head
@@ -107,7 +108,7 @@ def clean(text: str) -> str:
                          for source in (_TAG, _ROLE, _ENTRY))
     tag, role, entry = _COMPILED
     folded = text.translate(_LOOKALIKES)
-    inserts = [(match.end(1) if match.group(1) else match.start() + 1, "_")
+    inserts = [(match.end(1) if match.group(1) is not None else match.start() + 1, "_")
                for match in tag.finditer(folded)]
     for pattern in (role, entry):
         inserts.extend((match.end(), QUOTED) for match in pattern.finditer(folded))
@@ -119,7 +120,7 @@ def clean(text: str) -> str:
 
 
 # Plain ASCII text without any of these cannot hold a tag, a role marker or an entry line.
-_TRIGGERS = ("<", ":", "[")
+_TRIGGERS = ("<", ":", "[", "#")
 
 
 def item_head(record: Record) -> str:

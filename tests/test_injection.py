@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agentctx import config, digest, injection, judgement, team
 from agentctx.store import Store, records
@@ -49,7 +51,7 @@ def _folded(text: str) -> str:
 
 def _defused(text: str) -> bool:
     seen = _folded(text)
-    if re.search(r"</?\s*agentctx-context|</?(?:system|user)-|<\s*/\s*agentctx", seen):
+    if re.search(r"<[ \t]*/?[ \t]*(?:agentctx|(?:system|user)-[a-z-]+(?=[\s/>]|$))", seen):
         return False
     for line in seen.splitlines():
         if re.match(r"^[\s>*+\-•]*(?:human|assistant)\s*:", line):
@@ -119,3 +121,14 @@ def test_records_from_the_team_file_say_so_in_their_injected_lines(
     block = injection.item_block(imported)
     assert "<_system-reminder>" in block and "(quoted) Human:" in block
     assert judgement.__name__  # the prompt hook renders through the same item_block
+
+
+PIECES = ["<", "/", ">", "agentctx", "-", "\u2010", "\u200b", "\uff1c", "context", "system",
+          "reminder", "Human", "Assistant", ":", "\uff1a", "\n", " ", "[", "]", FORGED_ID, "- ",
+          "## ", "x", "\u0430", "\u2215"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_no_mix_of_tag_pieces_survives_cleaning(text: str) -> None:
+    assert _defused(injection.clean(text)), injection.clean(text)
