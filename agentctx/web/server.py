@@ -26,6 +26,7 @@ import hmac
 import json
 import os
 import secrets
+import socket
 import threading
 import traceback
 from collections.abc import Callable
@@ -146,19 +147,43 @@ class Handler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True
 
     def setup(self) -> None:
-        """Every read of the connection times out (``socket.settimeout``): an idle or half-sent
-        request cannot hold a thread for ever."""
+        """Every read of the connection times out (``socket.settimeout``), and receiving a
+        request (its head, then its body) has a deadline of the same length: neither an idle
+        nor a half-sent nor a trickled request can hold a thread for longer."""
         self.timeout = self.server.idle_timeout  # type: ignore[misc]  # per connection
+        self._deadline: threading.Timer | None = None
         super().setup()
 
     def handle_one_request(self) -> None:
         """One request; a connection that breaks or times out is one log line, then closed."""
+        self._arm()
         try:
             super().handle_one_request()
         except (ConnectionError, TimeoutError):
             self.server.log_error_text(
                 f"connection from {_peer(self.client_address)} ended: {_why()}")
             self.close_connection = True
+        finally:
+            self._disarm()
+
+    def _arm(self) -> None:
+        """Cut the connection if what is being received has not arrived in time."""
+        self._disarm()
+        timer = threading.Timer(self.server.idle_timeout, self._cut)
+        timer.daemon = True
+        timer.start()
+        self._deadline = timer
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _cut(self) -> None:
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
 
     def do_GET(self) -> None:
         self._handle()
@@ -203,6 +228,7 @@ class Handler(BaseHTTPRequestHandler):
     # --------------------------------------------------------------------- dispatch
 
     def _handle(self) -> None:
+        self._disarm()  # the head has arrived; a body is read under a deadline of its own
         try:
             why = self.refusal()
             if why is not None:
@@ -267,7 +293,14 @@ class Handler(BaseHTTPRequestHandler):
         if length < 0 or length > BODY_MAX_BYTES:
             self.close_connection = True
             raise api.ApiError(413, f"the body must be under {BODY_MAX_BYTES} bytes")
-        raw = self.rfile.read(length) if length else b""
+        self._arm()
+        try:
+            raw = self.rfile.read(length) if length else b""
+        finally:
+            self._disarm()
+        if len(raw) < length:
+            self.close_connection = True
+            raise ConnectionAbortedError(f"the body ended after {len(raw)} of {length} bytes")
         if not raw:
             return {}
         if len(raw) > JSON_MAX_DEPTH and json_depth(raw) > JSON_MAX_DEPTH:
@@ -287,7 +320,11 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             length = -1
         if 0 < length <= BODY_MAX_BYTES:
-            self.rfile.read(length)
+            self._arm()
+            try:
+                self.rfile.read(length)
+            finally:
+                self._disarm()
         elif length != 0:
             self.close_connection = True
 

@@ -82,6 +82,25 @@ def test_idle_and_half_sent_connections_are_closed(quick: web_server.WebServer,
     assert "Traceback" not in log and len(log.splitlines()) <= 3
 
 
+def test_a_trickled_request_is_cut_at_the_deadline(quick: web_server.WebServer,
+                                                  isolated_home: Path) -> None:
+    head = _head(quick.port, 30) + b"\r\n" + b'{"pinned": true, "x": "yyyyyy"}'
+    with socket.create_connection(("127.0.0.1", quick.port)) as sock:
+        start = time.monotonic()
+        closed = None
+        for byte in head:  # one byte every 0.1 s: each read is quick, the whole is not
+            try:
+                sock.sendall(bytes([byte]))
+            except OSError:
+                closed = time.monotonic() - start
+                break
+            time.sleep(0.1)
+        if closed is None:
+            closed = time.monotonic() - start + _closed_after(sock, 10)
+    assert closed < 3, closed  # 0.5 s deadline; sending it all would take over 15 s
+    assert "Traceback" not in _log(isolated_home)
+
+
 def test_an_aborted_connection_is_one_log_line(quick: web_server.WebServer,
                                                isolated_home: Path) -> None:
     for _ in range(3):
