@@ -107,11 +107,13 @@ def index_line(record: Record, short: str, extra: str = "") -> str:
         marks += " pinned"
     if record.scope == "global":
         marks += " global"
+    if injection.from_team_file(record):
+        marks += " team-file"
     if not record.current:
         marks += (f" SUPERSEDED {(record.superseded_at or '')[:10]}"
                   f" by {(record.superseded_by or '?')[:10]}")
     return (f"{short} {record.type} {record.valid_from[:10]} {record.confidence}{marks}: "
-            f"{_clip(record.title, INDEX_TITLE_CHARS)}{extra}")
+            f"{_clip(injection.clean(record.title), INDEX_TITLE_CHARS)}{extra}")
 
 
 def get(db: Store, where: Where, ids: Sequence[str]) -> str:
