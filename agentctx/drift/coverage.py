@@ -163,6 +163,16 @@ def words_of(text: str) -> list[str]:
     return found + versions
 
 
+def _split_compounds(terms: frozenset[str], known: frozenset[str]) -> frozenset[str]:
+    """``terms`` plus the two halves of a word made of two known terms ("nosetest": nose, test)."""
+    extra: set[str] = set()
+    for term in terms:
+        for cut in range(4, len(term) - 3):
+            if term[:cut] in known and term[cut:] in known:
+                extra.update((term[:cut], term[cut:]))
+    return terms | extra if extra else terms
+
+
 class _Corpus:
     """Stems of every text compared, their weights, and the windows of the memory files."""
 
@@ -176,10 +186,11 @@ class _Corpus:
         stem_of.update((w, w) for ws in all_words for w in ws if "." in w)
         sets = [frozenset(stem_of[w] for w in ws) for ws in all_words]
         n_units, n_facts = len(units), len(facts)
-        self.unit_terms = sets[:n_units]
         heading_terms = sets[n_units:2 * n_units]
         self.title_terms = sets[2 * n_units:2 * n_units + n_facts]
         self.body_terms = sets[2 * n_units + n_facts:]
+        fact_terms = frozenset().union(*self.title_terms, *self.body_terms)
+        self.unit_terms = [_split_compounds(t, fact_terms) for t in sets[:n_units]]
         # A stem's English rank: the most frequent of the words it comes from.
         rank: dict[str, int] = {}
         for w in {w for ws in all_words for w in ws}:

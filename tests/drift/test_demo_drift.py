@@ -19,3 +19,7 @@ def test_a_superseded_fact_stated_verbatim_is_contradicted(store: Store, tmp_pat
     rest = by_title["Internal API is gRPC served through connect-python"]
     assert rest.kind == scanner.CONTRADICTED and rest.line == 5
     assert rest.old is not None and rest.old.title == "Internal API is REST/JSON between services"
+    nose = by_title["Tests run with pytest -n auto (pytest-xdist)"]
+    # "Run the tests with `nosetests`." against the title "Tests run with nose".
+    assert nose.kind == scanner.CONTRADICTED and nose.line == 6
+    assert nose.old is not None and nose.old.title == "Tests run with nose"
