@@ -9,21 +9,21 @@ the next search, so stale searches never pile up and the table shows the newest 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from agentctx.store import records as rec
 from agentctx.store.ids import parse_time
 from agentctx.store.models import Hit, Record
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize
-from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
+from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.listing import Filters
-from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
@@ -48,40 +48,24 @@ def check_date(text: str) -> str | None:
 class RecordsPane(RecordEditing, Pane):
     """The active project's records."""
 
-    PANE_ID = "records"
-    PANE_NAME = "Records"
-    KEY = "2"
-    HELP_KEYS = (("/", "search as you type (the store's one search); escape leaves the field"),
-                 ("enter", "open the record's detail panel"),
-                 ("f", "filter by type, confidence, pinned, superseded"),
-                 ("a", "as of a date: what was in force then"),
-                 ("o", "sort: newest, oldest, title, type, confidence"),
-                 ("g", "include the global profile (developer preferences)"),
-                 ("c", "the record's supersession chain"), ("y", "copy the record's id"),
-                 ("escape", "close the detail panel"), *EDIT_HELP,
-                 ("m", "merge candidates: near-duplicate pairs consolidation found"))
-    PALETTE = (PaletteAction("Search", "Search the records as you type", "search"),
-               PaletteAction("Filter", "Filter by type, confidence, pinned, superseded", "filter"),
-               PaletteAction("As of a date", "Show what was in force at a date", "as_of"),
-               PaletteAction("Sort", "Cycle the sort order", "sort"),
-               PaletteAction("Toggle global scope", "Include the global profile", "toggle_global"),
-               PaletteAction("Chain of the record", "Open the highlighted record's chain",
-                             "chain"),
-               PaletteAction("Copy record id", "Copy the highlighted record's id", "copy_id"),
-               *EDIT_PALETTE,
-               PaletteAction("Merge candidates", "Review near-duplicate pairs", "merge"))
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", priority=True),
-        Binding("slash", "search", "Search"),
-        Binding("f", "filter", "Filter"),
-        Binding("a", "as_of", "As of"),
-        Binding("o", "sort", "Sort"),
-        Binding("g", "toggle_global", "Global"),
-        Binding("c", "chain", "Chain", show=False),
-        Binding("y", "copy_id", "Copy id", show=False),
-        *EDIT_BINDINGS,
-        Binding("m", "merge", "Merge", show=False),
-    ]
+    ACTIONS = (
+        Action("enter", "open", "Open", "open the record's detail panel (beside the table when "
+               "the terminal is wide)", "Open record", priority=True),
+        Action("slash", "search", "Search", "search as you type (the store's one search); "
+               "escape leaves the field"),
+        Action("f", "filter", "Filter", "filter by type, confidence, pinned, superseded"),
+        Action("a", "as_of", "As of", "as of a date: what was in force then", "As of a date"),
+        Action("o", "sort", "Sort", "sort: newest, oldest, title, type, confidence"),
+        Action("g", "toggle_global", "Global", "include the global profile (developer "
+               "preferences)", "Toggle global scope"),
+        Action("c", "chain", "Chain", "the record's supersession chain", "Chain of the record",
+               footer=False),
+        Action("y", "copy_id", "Copy id", "copy the record's id", "Copy record id",
+               footer=False),
+        *EDIT_ACTIONS,
+        Action("m", "merge", "Merge", "merge candidates: near-duplicate pairs consolidation "
+               "found", "Merge candidates", footer=False),
+    )
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

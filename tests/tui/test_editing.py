@@ -312,11 +312,12 @@ def test_supersede_from_the_detail_panel_shows_the_successor(demo_store: Demo) -
 
 
 def test_help_lists_the_editing_keys_and_what_undo_covers(demo_store: Demo) -> None:
-    from agentctx.tui.help import help_markdown
+    from agentctx.tui.app import APP_ACTIONS
+    from agentctx.tui.help import help_text
 
     async def steps(pilot: Pilot[None]) -> None:
-        text = help_markdown(pilot.app.query_one(RecordsPane))
-        for key in ("`n`", "`e`", "`E`", "`s`", "`p`", "`+ / -`", "`d`", "`u`", "`m`", "`w`"):
+        text = str(help_text(RecordsPane, APP_ACTIONS))
+        for key in (" n ", " e ", " E ", " s ", " p ", " + ", " - ", " d ", " u ", " m ", " w "):
             assert key in text, key
         assert "supersede and forget ask first" in text
 

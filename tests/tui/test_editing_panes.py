@@ -133,7 +133,7 @@ def test_the_palette_offers_the_editing_actions(demo_store: Demo) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         record = pilot.app.query_one(RecordsPane).highlighted()
         assert record is not None
-        await pilot.press("ctrl+p", *"records: pin")
+        await pilot.press("ctrl+p", *"pin / unpin")
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(pilot)
