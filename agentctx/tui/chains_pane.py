@@ -152,13 +152,13 @@ class ChainsPane(RecordEditing, Pane):
         except NotFound:
             return None
 
-    def after_write(self, record: Record | None) -> None:
+    def after_write(self, record: Record | None, *, follow: bool = True) -> None:
         """Follow a supersede: the chain shown is the one through the new version."""
         if self.focus_id is not None and record is not None:
             self.focus_id = record.id
         elif record is None:
             self.focus_id = None
-        super().after_write(record)
+        super().after_write(record, follow=follow)
 
     def project_changed(self) -> None:
         self.focus_id = None

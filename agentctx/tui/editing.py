@@ -58,8 +58,9 @@ class RecordEditing:
         """The record the keys act on (the highlighted one, or the one open in detail)."""
         return None
 
-    def after_write(self, record: Record | None) -> None:
-        """Read the pane again after one of its writes (panes refine this)."""
+    def after_write(self, record: Record | None, *, follow: bool = True) -> None:
+        """Read the pane again after one of its writes (panes refine this): the cursor goes to
+        ``record`` when ``follow``, else stays on the record it was on."""
         reload = getattr(self, "reload", None)
         if reload is not None:
             self.agentctx_app.guarded(reload)
@@ -95,9 +96,9 @@ class RecordEditing:
         except (StoreError, sqlite3.Error):
             return record_id[:12]
 
-    def _done(self, message: str, record: Record | None) -> None:
+    def _done(self, message: str, record: Record | None, *, follow: bool = True) -> None:
         self.agentctx_app.notify(message, timeout=3)
-        self.after_write(record)
+        self.after_write(record, follow=follow)
 
     # ------------------------------------------------------------------ actions
 
@@ -118,7 +119,9 @@ class RecordEditing:
 
         def done(created: Record | None) -> None:
             if created is not None:
-                self._done(f"recorded {created.type} {self.short(created.id)}", created)
+                # The cursor stays on the record it was on (the new one sorts in elsewhere).
+                self._done(f"recorded {created.type} {self.short(created.id)}", created,
+                           follow=False)
 
         self.agentctx_app.push_screen(RecordForm(save, project_name=project.name), done)
 

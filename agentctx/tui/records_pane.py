@@ -17,6 +17,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from agentctx.store import records as rec
+from agentctx.store.errors import NotFound
 from agentctx.store.ids import parse_time
 from agentctx.store.models import Hit, Record
 from agentctx.tui.actions import Action
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
+FOLLOW_PAGES = 10  # how far a reload reads on to keep the cursor on its record
 SEARCH_LIMIT = 100
 ORDER_NAMES = tuple(rec.ORDERS)
 FIXED_WIDTH = 10 + 10 + 10 + 1 + 10 + 2 * 6 + 2  # every column but the title, with padding
@@ -81,7 +83,7 @@ class RecordsPane(RecordEditing, Pane):
         self.records: dict[str, Record] = {}
         self._search_busy = False
         self._next_search: str | None = None
-        self._shown_for: tuple[object, ...] | None = None
+        self._follow: str | None = None  # the record the cursor goes to on the next reload
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Records", classes="pane-title")
@@ -137,12 +139,16 @@ class RecordsPane(RecordEditing, Pane):
                 "as_of": self.as_of}
 
     def reload(self) -> None:
-        """Read the listing (or run the search) again, keeping the cursor where it was."""
+        """Read the listing (or run the search) again, the cursor on the record it was on (by
+        id: rows move when records are written), else on the row it was at."""
+        under = self.highlighted()
+        self._follow = self._follow or (under.id if under is not None else None)
         if self.query_text:
             self._start_search(self.query_text)
             return
         table = self.query_one(DataTable)
         keep = table.cursor_row
+        follow, self._follow = self._follow, None
         self._columns()
         self.records = {}
         self.loaded = 0
@@ -151,6 +157,11 @@ class RecordsPane(RecordEditing, Pane):
         self._load_page()
         while self.loaded <= keep and self._more:
             self._load_page()
+        while (follow is not None and follow not in self.records and self._more
+               and self.loaded < FOLLOW_PAGES * PAGE):
+            self._load_page()
+        if follow in self.records:
+            keep = table.get_row_index(follow)
         if table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1), animate=False)
         self.search_mode = ""
@@ -291,8 +302,10 @@ class RecordsPane(RecordEditing, Pane):
         self._add_rows([h.record for h in kept])
         self.loaded = self.total = len(self.records)
         self._more = False
+        follow, self._follow = self._follow, None
         if table.row_count:
-            table.move_cursor(row=0, animate=False)
+            table.move_cursor(row=table.get_row_index(follow) if follow in self.records else 0,
+                              animate=False)
         self._update_title()
 
     # ------------------------------------------------------------------ actions
@@ -318,20 +331,22 @@ class RecordsPane(RecordEditing, Pane):
         record = self.highlighted()
         if record is None:
             return
-        from agentctx.store import details as store_details
         from agentctx.tui.detail import DetailPanel
 
-        db = self.state.db
-        item = store_details.detail(db, record.id)
-        short = rec.short_ids(db, [record.id])[record.id]
         if not self.query(DetailPanel):
             await self.mount(DetailPanel(id="detail"))
         panel = self.query_one(DetailPanel)
-        panel.show(item, short)
+        self._show_detail(panel, record.id)
         self.query_one(DataTable).display = False
         panel.display = True
         self.refresh_bindings()
         self.screen.set_focus(panel)
+
+    def _show_detail(self, panel: DetailPanel, record_id: str) -> None:
+        from agentctx.store import details as store_details
+
+        db = self.state.db
+        panel.show(store_details.detail(db, record_id), rec.short_ids(db, [record_id])[record_id])
 
     def close_detail(self) -> None:
         """Back from the detail panel to the table."""
@@ -420,19 +435,23 @@ class RecordsPane(RecordEditing, Pane):
             return panel.item.record
         return self.highlighted()
 
-    def after_write(self, record: Record | None) -> None:
-        """Read the listing again; the detail panel shows the written record (or closes)."""
+    def after_write(self, record: Record | None, *, follow: bool = True) -> None:
+        """Read the listing again with the cursor on the written record (``follow``) or on the
+        one it was on; the detail panel shows that record (or closes when it is gone)."""
         panel = self.detail_panel()
+        shown = panel.item.record.id if panel is not None and panel.item is not None else None
+        target = record.id if record is not None and follow else shown
         if panel is not None:
-            if record is None:
+            if record is None or target is None:
                 self.close_detail()
             else:
-                from agentctx.store import details as store_details
-
-                db = self.state.db
-                panel.show(store_details.detail(db, record.id),
-                           rec.short_ids(db, [record.id])[record.id])
-        super().after_write(record)
+                try:
+                    self._show_detail(panel, target)
+                except NotFound:
+                    self.close_detail()
+        if target is not None:
+            self._follow = target
+        super().after_write(record, follow=follow)
 
     def action_merge(self) -> None:
         """``m``: the near-duplicate pairs consolidation found, side by side."""
