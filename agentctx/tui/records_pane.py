@@ -344,9 +344,11 @@ class RecordsPane(RecordEditing, Pane):
 
     def _show_detail(self, panel: DetailPanel, record_id: str) -> None:
         from agentctx.store import details as store_details
+        from agentctx.tui.detail import linked_ids
 
         db = self.state.db
-        panel.show(store_details.detail(db, record_id), rec.short_ids(db, [record_id])[record_id])
+        item = store_details.detail(db, record_id)
+        panel.show(item, rec.short_ids(db, linked_ids(item)))
 
     def close_detail(self) -> None:
         """Back from the detail panel to the table."""

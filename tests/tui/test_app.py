@@ -384,3 +384,23 @@ def test_titles_with_brackets_show_as_written(demo_store: Demo) -> None:
         index = list(pilot.app.query_one(RecordsPane).records).index(added.id)
         assert str(table.get_row_at(index)[1]) == title
     run(app_on(demo_store), steps)
+
+
+def test_every_id_in_a_record_detail_resolves_with_show(demo_store: Demo) -> None:
+    import re
+
+    shown: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("slash", *"grpc", "enter", "enter")
+        await settle(pilot)
+        panel = pilot.app.query_one(DetailPanel)
+        assert panel.item is not None and panel.item.supersedes
+        shown.append(panel.query_one(Markdown).source)
+
+    run(app_on(demo_store), steps)
+    ids = re.findall(r"`([0-9A-Z]{8,26})`", shown[0])
+    assert len(ids) >= 2
+    for ref in ids:
+        result = run_cli("show", ref)
+        assert result.returncode == 0, (ref, result.stderr)
