@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
@@ -32,6 +33,8 @@ if TYPE_CHECKING:
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
+BESIDE_WIDTH = 100  # from this many columns the detail panel sits beside the table
+DETAIL_SHARE = 45  # the detail panel's share of the width then (records_pane.tcss)
 FOLLOW_PAGES = 10  # how far a reload reads on to keep the cursor on its record
 SEARCH_LIMIT = 100
 ORDER_NAMES = tuple(rec.ORDERS)
@@ -91,7 +94,8 @@ class RecordsPane(RecordEditing, Pane):
         yield Static("", classes="empty", markup=False)
         table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                           id="records-table")
-        yield table
+        with Horizontal(id="records-body"):
+            yield table
 
     def on_mount(self) -> None:
         self._columns()
@@ -101,7 +105,9 @@ class RecordsPane(RecordEditing, Pane):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the detail panel is open its own keys show in the footer, not the table's."""
-        return action not in self.TABLE_ACTIONS or self.detail_panel() is None
+        panel = self.detail_panel()
+        return (action not in self.TABLE_ACTIONS or panel is None
+                or (self.has_class("beside") and not panel.has_focus_within))
 
     def detail_panel(self) -> DetailPanel | None:
         """The detail panel when it is open (it is mounted on first use)."""
@@ -114,7 +120,10 @@ class RecordsPane(RecordEditing, Pane):
             self.reload()
 
     def _title_width(self) -> int:
-        return max(16, (self.size.width or 80) - FIXED_WIDTH)
+        width = self.size.width or 80
+        if self.has_class("beside"):
+            width -= width * DETAIL_SHARE // 100
+        return max(16, width - FIXED_WIDTH)
 
     def _columns(self) -> None:
         table = self.query_one(DataTable)
@@ -205,6 +214,11 @@ class RecordsPane(RecordEditing, Pane):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if not self.query_text and event.cursor_row >= self.loaded - 10 and self._more:
             self._load_page()
+        panel = self.detail_panel()
+        record = self.highlighted()
+        if (panel is not None and self.has_class("beside") and record is not None
+                and (panel.item is None or panel.item.record.id != record.id)):
+            self._show_detail(panel, record.id)  # beside the table, the detail follows the cursor
 
     def _update_title(self) -> None:
         project = self.state.project
@@ -334,11 +348,15 @@ class RecordsPane(RecordEditing, Pane):
         from agentctx.tui.detail import DetailPanel
 
         if not self.query(DetailPanel):
-            await self.mount(DetailPanel(id="detail"))
+            await self.query_one("#records-body").mount(DetailPanel(id="detail"))
         panel = self.query_one(DetailPanel)
         self._show_detail(panel, record.id)
-        self.query_one(DataTable).display = False
         panel.display = True
+        wide = self.beside()
+        self.set_class(wide, "beside")
+        self.query_one(DataTable).display = wide
+        if wide:
+            self.reload()
         self.refresh_bindings()
         self.screen.set_focus(panel)
 
@@ -350,11 +368,16 @@ class RecordsPane(RecordEditing, Pane):
         item = store_details.detail(db, record_id)
         panel.show(item, rec.short_ids(db, linked_ids(item)))
 
+    def beside(self) -> bool:
+        """Whether the detail panel sits beside the table (a wide terminal) or replaces it."""
+        return (self.size.width or 80) >= BESIDE_WIDTH
+
     def close_detail(self) -> None:
         """Back from the detail panel to the table."""
         panel = self.detail_panel()
         if panel is not None:
             panel.display = False
+            self.set_class(False, "beside")
             self.refresh_bindings()
             table = self.query_one(DataTable)
             table.display = True

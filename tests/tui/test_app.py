@@ -404,3 +404,24 @@ def test_every_id_in_a_record_detail_resolves_with_show(demo_store: Demo) -> Non
     for ref in ids:
         result = run_cli("show", ref)
         assert result.returncode == 0, (ref, result.stderr)
+
+
+def test_a_wide_terminal_shows_the_detail_beside_the_table(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await settle(pilot)
+        panel = pilot.app.query_one(DetailPanel)
+        table = pilot.app.query_one("#records-table", DataTable)
+        assert panel.display and table.display
+        assert panel.region.x > table.region.x and panel.region.y == table.region.y
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not panel.display
+    run(app_on(demo_store), steps, size=(120, 40))
+
+    async def narrow(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await settle(pilot)
+        assert pilot.app.query_one(DetailPanel).display
+        assert not pilot.app.query_one("#records-table", DataTable).display
+    run(app_on(demo_store), narrow, size=(80, 24))
