@@ -123,6 +123,35 @@ class ChainsPane(RecordEditing, Pane):
         self.reload()
         self.screen.set_focus(self.query_one(Tree))
 
+    def action_open_version(self) -> None:
+        """``enter``: a chain's line expands or collapses; a version opens in full (title,
+        dates, body and why it changed)."""
+        tree = self.query_one(Tree)
+        node = tree.cursor_node
+        if node is None:
+            return
+        if node.parent is tree.root:
+            node.toggle()
+            return
+        record = self.edit_target()
+        if record is None:
+            return
+        try:
+            chain = store_chains.chain_of(self.state.db, record.id)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        version = next((v for v in chain.versions if v.record.id == record.id), None)
+        short = rec.short_ids(self.state.db, [record.id])[record.id]
+        until = day(record.superseded_at) if record.superseded_at else "now"
+        text = (f"# {record.title}\n\n**{record.type}** · `{short}` · {day(record.valid_from)} → "
+                f"{until}\n\n{record.body.strip() or '_(no body)_'}")
+        if version is not None and version.rationale:
+            text += f"\n\n## Why it changed\n\n{version.rationale}"
+        from agentctx.tui.widgets.reader import ReaderScreen
+
+        self.app.push_screen(ReaderScreen(text))
+
     def action_all_chains(self) -> None:
         """Back to every chain of the project."""
         if self.focus_id is not None:
