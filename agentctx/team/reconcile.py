@@ -13,8 +13,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +22,7 @@ from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, InvalidRecord, NotFound
 from agentctx.store.ids import now_iso
 from agentctx.store.models import Draft, Project, Record
+from agentctx.team import fileio
 from agentctx.team.teamfile import Block, ParsedFile, PastVersion, render
 
 TEAM_FILE = Path(".agentctx") / "context.md"
@@ -207,34 +206,25 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write(db: Store, project: Project, path: Path, text: str) -> bool:
+def write(db: Store, project: Project, path: Path, text: str, root: Path | None = None) -> bool:
     """Write ``text`` to ``path`` atomically when it differs from what is there; remember what
-    the file now holds either way. Returns whether the file was written."""
+    the file now holds either way. Returns whether the file was written.
+
+    ``root``: the worktree the file must stay inside (see :mod:`agentctx.team.fileio`, whose
+    :class:`~agentctx.team.fileio.TeamFileUnusable` this raises)."""
     data = text.encode("utf-8")
-    try:
-        current = path.read_bytes()
-    except FileNotFoundError:
-        current = None
+    current = fileio.read(path, root)
     changed = current != data
-    if changed:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".context.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(temp, 0o644)
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
-    remember(db, project, path, data)
+    real = fileio.write(path, root, data) if changed else fileio.real_path(path, root)
+    remember(db, project, path, data, real)
     return changed
 
 
-def remember(db: Store, project: Project, path: Path, data: bytes) -> None:
-    """Record that ``path`` holds ``data`` and is in step with the store as of now."""
-    stat = path.stat()
+def remember(db: Store, project: Project, path: Path, data: bytes,
+             real: Path | None = None) -> None:
+    """Record that ``path`` (really at ``real``) holds ``data`` and is in step with the store
+    as of now."""
+    stat = (real or path).stat()
     with db.write():
         teamstate.record_written(db, teamstate.FileState(
             str(path), project.id, sha256(data), stat.st_size, stat.st_mtime_ns,
