@@ -93,6 +93,8 @@ def team_status(project: str | None = ProjectOption, json_out: bool = JsonOption
             typer.echo(f"  {state.duplicates} records appear more than once (read once)")
         for line in _conflict_lines(state.conflicts):
             typer.echo(line)
+        for error in state.errors[1:]:
+            typer.echo(f"  malformed block: {error}")
     if not state.in_step:
         raise typer.Exit(1)
 
@@ -186,7 +188,10 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
     else:
         typer.echo(f"{path}: {len(report.added)} added · {len(report.updated)} updated · "
                    f"{len(report.superseded)} superseded · {report.unchanged} unchanged · "
-                   f"{len(report.conflicts)} conflicts")
+                   f"{len(report.conflicts)} conflicts"
+                   + (f" · {len(report.errors)} malformed" if report.errors else ""))
+        for error in report.errors:
+            typer.echo(f"  malformed block, left out: {error}")
         for duplicate in report.duplicates:
             typer.echo(f"  duplicate {duplicate.id} on lines "
                        f"{', '.join(map(str, duplicate.lines))} (read once)")
@@ -195,7 +200,7 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
         if report.skipped_forgotten:
             typer.echo(f"  {len(report.skipped_forgotten)} records forgotten here were not "
                        "imported again")
-    if report.conflicts:
+    if report.conflicts or report.errors:
         raise typer.Exit(1)
 
 

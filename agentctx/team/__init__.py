@@ -56,6 +56,7 @@ class TeamStatus:
     to_import: int = 0  # records an import would add or change
     conflicts: tuple[Conflict, ...] = ()
     duplicates: int = 0
+    errors: tuple[str, ...] = ()  # one line per malformed block
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,7 @@ class ImportReport:
     conflicts: tuple[Conflict, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
     skipped_forgotten: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # one line per malformed block, left out: "line N: …"
 
     @property
     def changes(self) -> int:
@@ -135,9 +137,9 @@ def status(db: Store, project: Project, cwd: str | os.PathLike[str] | None = Non
 
     def made(state: str, detail: str, *, exists: bool = True, in_step: bool = False,
              to_import: int = 0, conflicts: tuple[Conflict, ...] = (),
-             duplicates: int = 0) -> TeamStatus:
+             duplicates: int = 0, errors: tuple[str, ...] = ()) -> TeamStatus:
         return TeamStatus(project.id, project.name, enabled, str(path), exists, in_step, state,
-                          detail, to_import, conflicts, duplicates)
+                          detail, to_import, conflicts, duplicates, errors)
 
     try:
         text = _read(path, root)
@@ -153,12 +155,14 @@ def status(db: Store, project: Project, cwd: str | os.PathLike[str] | None = Non
                     exists=False)
     if text == render_project(db, project):
         return made("in step", "the file matches the store", in_step=True)
-    try:
-        parsed = parse(text)
-    except TeamFileError as exc:
-        return made("malformed", f"{path}: {exc}")
+    parsed = parse(text)
     forgotten = teamstate.forgotten(db, [b.id for b in parsed.blocks])
     planned = plan(db, project, _without(parsed, forgotten))
+    if planned.errors:
+        lines = tuple(str(e) for e in planned.errors)
+        return made("malformed", f"{path}: {_malformed(lines)}", to_import=planned.changes,
+                    conflicts=tuple(planned.conflicts), duplicates=len(parsed.duplicates),
+                    errors=lines)
     if planned.changes:
         return made("to import", f"{planned.changes} teammates' changes to import "
                     "('agentctx import')", to_import=planned.changes,
@@ -174,18 +178,25 @@ def _without(parsed: ParsedFile, ids: set[str]) -> ParsedFile:
     return replace(parsed, blocks=tuple(b for b in parsed.blocks if b.id not in ids))
 
 
+def _malformed(errors: tuple[str, ...]) -> str:
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{len(errors)} malformed block{'s' if len(errors) > 1 else ''}, left out: {first}{more}"
+
+
 def import_text(db: Store, project: Project, text: str, path: str) -> ImportReport:
-    """Import a team file's text into the project (all or nothing). Raises
-    :class:`TeamFileError` for a malformed file and
-    :class:`~agentctx.store.errors.InvalidRecord` for a block that breaks a record rule; either
-    way nothing changes."""
+    """Import a team file's text into the project: every well-formed block, in one
+    transaction. A malformed block (not in the format, breaking a record rule, dated in the
+    future) is left out and reported in :attr:`ImportReport.errors` by its line; it never
+    stops the others."""
     parsed = parse(text)
     forgotten = teamstate.forgotten(db, [b.id for b in parsed.blocks])
     done = apply(db, project, _without(parsed, forgotten))
     return ImportReport(path=path, added=tuple(done.added), updated=tuple(done.updated),
                         superseded=tuple(done.superseded), unchanged=done.unchanged,
                         conflicts=tuple(done.conflicts), duplicates=parsed.duplicates,
-                        skipped_forgotten=tuple(sorted(forgotten)))
+                        skipped_forgotten=tuple(sorted(forgotten)),
+                        errors=tuple(str(e) for e in done.errors))
 
 
 def import_file(db: Store, project: Project, path: str | os.PathLike[str]) -> ImportReport:
@@ -211,6 +222,10 @@ def sync(db: Store, project: Project, cwd: str | os.PathLike[str] | None = None)
     try:
         text = _read(path, root)
         report = None if text is None else import_text(db, project, text, str(path))
+        if report is not None and report.errors:  # a rewrite would drop the teammate's block
+            return SyncResult(str(path), written=False, imported=report,
+                              problem=f"{path}: {_malformed(report.errors)}; the others were "
+                              "imported and the file is left as it is")
         written = write(db, project, path, render_project(db, project), root)
     except TeamFileUnusable as exc:
         return SyncResult(str(path), written=False, problem=str(exc))
