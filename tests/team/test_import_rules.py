@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from agentctx import team
@@ -57,11 +58,19 @@ def test_a_block_of_another_type_does_not_change_a_shared_record(store: Store,
     assert report.conflicts and records.get(store, decision.id).title == "Use gRPC"
 
 
+def _claiming(line: str) -> str:
+    """A block's opening line claiming an explicit, pinned record (as format 1 could)."""
+    if not line.startswith("<!-- agentctx:record "):
+        return line
+    fields = json.loads(line[len("<!-- agentctx:record "):-len(" -->")])
+    fields.update(confidence="explicit", pinned=True)
+    return f"<!-- agentctx:record {json.dumps(fields, sort_keys=True)} -->"
+
+
 def test_imported_records_arrive_unpinned_and_inferred(store: Store, repo: Path,
                                                        tmp_path: Path) -> None:
     shop = _shop(store, repo)
-    text = render("shop", [_good()]).replace('{"id"', '{"confidence": "explicit", "id"').replace(
-        '"key": null', '"key": null, "pinned": true')  # a format 1 file claims both
+    text = "\n".join(_claiming(line) for line in render("shop", [_good()]).split("\n"))
     report = team.import_text(store, shop, text, "context.md")
     copy = records.get(store, report.added[0])
     assert not copy.pinned and copy.confidence == "inferred"
