@@ -123,6 +123,15 @@ def _invalid(block: Block) -> str | None:
     return None
 
 
+def _refused(block: Block, result: Plan) -> bool:
+    """Whether ``block`` breaks a record rule (then an error of ``result``). Checked only for
+    what an import writes: an unchanged block costs no redaction."""
+    invalid = _invalid(block)
+    if invalid is not None:
+        result.errors.append(TeamFileError(block.line, f"record {block.id}: {invalid}"))
+    return invalid is not None
+
+
 def _not_ours(local: Record, block: Block, project: Project) -> str | None:
     """Why the local record of a block's id must not take the file's text, if it must not:
     only a shared record of the same type in the same project is a teammate's to change."""
@@ -150,12 +159,9 @@ def plan(db: Store, project: Project, parsed: ParsedFile) -> Plan:
             result.errors.append(TeamFileError(block.line, f"record {block.id}: {ahead} is in "
                                                "the future; the block was not read"))
             continue
-        invalid = _invalid(block)
-        if invalid is not None:
-            result.errors.append(TeamFileError(block.line, f"record {block.id}: {invalid}"))
-            continue
         if block.id not in revs:
-            result.add.append(block)
+            if not _refused(block, result):
+                result.add.append(block)
         else:
             local = rec.get(db, block.id)
             refused = _not_ours(local, block, project)
@@ -171,7 +177,7 @@ def plan(db: Store, project: Project, parsed: ParsedFile) -> Plan:
                     result.conflicts.append(Conflict(
                         block.id, block.title, revs[block.id], block.revision,
                         "superseded locally; the file's newer text was not taken"))
-                else:
+                elif not _refused(block, result):
                     result.update.append(block)
             else:
                 why = ("edited locally at a higher revision" if revs[block.id] > block.revision
