@@ -135,3 +135,17 @@ def test_sync_imports_the_good_blocks_and_leaves_a_file_with_a_bad_one(
     assert records.get(store, OTHER).title == "Run pytest -q"
     state = team.status(store, shop, repo)
     assert state.state == "malformed" and state.errors and "larger than" in state.errors[0]
+
+
+def test_one_past_version_in_two_histories_does_not_stop_the_import(store: Store,
+                                                                     repo: Path) -> None:
+    shop = _shop(store, repo)
+    past = PastVersion(PAST, "Deploy on Fridays", "2025-01-01T00:00:00.000Z",
+                       "2026-01-01T00:00:00.000Z")
+    first = Block("01ARZ3NDEKTSV4RRFFQ69G5FCC", "decision", "Never on Fridays", "",
+                  "2026-01-01T00:00:00.000Z", history=(past,))
+    second = Block("01ARZ3NDEKTSV4RRFFQ69G5FDD", "decision", "Only on Mondays", "",
+                   "2026-01-01T00:00:00.000Z", history=(past,))
+    report = team.import_text(store, shop, render("shop", [first, second, _good()]), "f")
+    assert set(report.added) == {first.id, second.id, OTHER} and report.errors == ()
+    assert records.get(store, PAST).superseded_by in (first.id, second.id)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from agentctx import team
@@ -26,9 +28,6 @@ def test_an_edit_in_the_web_view_rewrites_the_team_file(site: Site,
 
 
 def test_a_pin_past_a_fifo_team_file_answers_at_once(site: Site, isolated_home: Path) -> None:
-    import os
-    import time
-
     with Store.open(isolated_home / "agentctx.db") as db:
         project = proj.get(db, site.data.project)
         team.turn_on(db, project, project.root)
