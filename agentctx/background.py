@@ -101,7 +101,8 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     """``base`` (default: this process's environment) made safe for :func:`python_command`.
 
     ``PYTHONSTARTUP`` and ``PYTHONINSPECT`` go; ``PYTHONPATH`` (often the project, set by
-    direnv) goes too, except an entry that is the folder agentctx itself is imported from.
+    direnv) goes too, except an entry that is the folder agentctx itself is imported from, and
+    so does ``PYTHONUSERBASE`` unless agentctx is installed under it.
     """
     environment = dict(os.environ if base is None else base)
     for key in _FOREIGN_CODE_ENV:
@@ -110,6 +111,11 @@ def child_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     own = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     if any(entry and os.path.abspath(entry) == own for entry in search_path.split(os.pathsep)):
         environment["PYTHONPATH"] = own
+    # A user base (its site folder's .pth files and usercustomize.py run at start-up) is kept
+    # only when agentctx itself is installed under it (pip install --user with a moved base).
+    user_base = environment.pop("PYTHONUSERBASE", "")
+    if user_base and own.startswith(os.path.abspath(user_base).rstrip(os.sep) + os.sep):
+        environment["PYTHONUSERBASE"] = user_base
     return environment
 
 

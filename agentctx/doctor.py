@@ -337,6 +337,9 @@ def check_hooks(cwd: Path | None = None,
             if not _resolvable(argv[0]):
                 return Check("hooks", FAIL, f"hook command {argv[0]} does not exist",
                              "run 'agentctx init' to register the current launcher"), None
+            if entries.is_legacy(argv) and "the agentctx script" not in " ".join(problems):
+                problems.append("registered as the agentctx script, which lets project code "
+                                "on PYTHONPATH run in every hook")
             if argv[-1] == "session-start":
                 session_argv = argv
     missing = [spec.event for spec in entries.HOOKS if spec.event not in found]
@@ -459,12 +462,14 @@ def check_mcp(cwd: Path | None = None, probe: bool = True,
                          f"and in {registrations[0][0]}; Claude Code starts two servers",
                          "run 'agentctx uninstall' to keep the plugin only")
         server = mcp_document()["mcpServers"][entries.SERVER_NAME]
-        found = shutil.which(str(server["command"]))
+        found = shutil.which("agentctx")
         if found is None:
             return Check("mcp", FAIL, f"the plugin {plugins[0].describe()} starts agentctx from "
                          "PATH, and agentctx is not on PATH", INSTALL_HINT)
+        # the plugin's launcher starts that agentctx's interpreter as init would: probe that
+        launch = paths.launch_argv()
         registrations = [(f"the plugin {plugins[0].describe()}",
-                          {**server, "command": os.path.abspath(found)})]
+                          {**server, "command": launch[0], "args": [*launch[1:], "mcp"]})]
     if not registrations:
         return Check("mcp", FAIL, "the agentctx MCP server is not registered",
                      "run 'agentctx init', or install the agentctx Claude Code plugin")

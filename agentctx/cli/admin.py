@@ -88,6 +88,8 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
         echo("         " + " · ".join(f"{t} {c['current']}" for t, c in sorted(counts.items())))
     if data["team"]:
         echo(f"team     {data['team']['state']}: {data['team']['path']}")
+        if data["team"]["state"] in ("unusable", "malformed"):
+            echo(f"         {data['team']['detail']}")
     prefs = data["global_preferences"]
     if prefs:
         echo(f"profile  {prefs.get('current', 0)} global preferences")

@@ -71,7 +71,7 @@ def init(
         plan = plan_init(scope)
     except InstallError as exc:
         fail(str(exc))
-    typer.echo(f"agentctx init ({scope} scope), launcher {plan.launcher}")
+    typer.echo(f"agentctx init ({scope} scope), started as {' '.join(plan.launcher)}")
     _print_steps(plan.steps)
     if dry_run:
         typer.echo("dry run: nothing was written")

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from agentctx import team
+from agentctx import safeio, team
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -20,6 +20,10 @@ from agentctx.cli.common import (
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.models import Project
+from agentctx.team import fileio
+
+TEAM_FILE_MAX = safeio.SHARED_FILE_MAX
+BACKUP_MAX = 4_000_000_000  # a whole store as JSON: read only when it is a regular file
 
 team_app = typer.Typer(help="The team file .agentctx/context.md, shared in git.",
                        no_args_is_help=True)
@@ -53,7 +57,7 @@ def team_on() -> None:
         project = _project_here(db, None)
         try:
             result = team.turn_on(db, project, os.getcwd())
-        except team.NotInRepository as exc:
+        except (team.NotInRepository, team.TeamFileUnusable) as exc:
             fail(str(exc))
     typer.echo(f"team file on for {project.name}; .gitattributes merges it with union")
     _say_sync(result)
@@ -89,6 +93,8 @@ def team_status(project: str | None = ProjectOption, json_out: bool = JsonOption
             typer.echo(f"  {state.duplicates} records appear more than once (read once)")
         for line in _conflict_lines(state.conflicts):
             typer.echo(line)
+        for error in state.errors[1:]:
+            typer.echo(f"  malformed block: {error}")
     if not state.in_step:
         raise typer.Exit(1)
 
@@ -140,15 +146,25 @@ def import_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """Read a team file (into the current project) or a backup (into the store)."""
+    guard: Path | None
     if path is None:
         with open_store() as db:
-            path = team.file_for(_project_here(db, project), os.getcwd())
+            here = _project_here(db, project)
+            path, guard = team.file_for(here, os.getcwd()), team.root_for(here, os.getcwd())
+    else:
+        guard = None
     kind = _format_of(path, fmt)
+    if kind == "md" and guard is None:
+        guard = team.guard_of(path)  # a team file inside a worktree must stay inside it
     try:
-        text = path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        fail(f"no file {path}")
-    except (OSError, UnicodeDecodeError) as exc:
+        data = fileio.read(path, guard, TEAM_FILE_MAX if kind == "md" else BACKUP_MAX,
+                                what="the team file" if kind == "md" else "the backup")
+        if data is None:
+            fail(f"no file {path}")
+        text = data.decode("utf-8")
+    except team.TeamFileUnusable as exc:
+        fail(str(exc))
+    except UnicodeDecodeError as exc:
         fail(f"cannot read {path}: {exc}")
     if kind == "md":
         _import_team_file(path, text, project, json_out)
@@ -172,7 +188,10 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
     else:
         typer.echo(f"{path}: {len(report.added)} added · {len(report.updated)} updated · "
                    f"{len(report.superseded)} superseded · {report.unchanged} unchanged · "
-                   f"{len(report.conflicts)} conflicts")
+                   f"{len(report.conflicts)} conflicts"
+                   + (f" · {len(report.errors)} malformed" if report.errors else ""))
+        for error in report.errors:
+            typer.echo(f"  malformed block, left out: {error}")
         for duplicate in report.duplicates:
             typer.echo(f"  duplicate {duplicate.id} on lines "
                        f"{', '.join(map(str, duplicate.lines))} (read once)")
@@ -181,7 +200,7 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
         if report.skipped_forgotten:
             typer.echo(f"  {len(report.skipped_forgotten)} records forgotten here were not "
                        "imported again")
-    if report.conflicts:
+    if report.conflicts or report.errors:
         raise typer.Exit(1)
 
 

@@ -178,7 +178,11 @@ def undismiss(db: Store, project: Project, ref: str) -> tuple[Record, bool]:
 
 
 def as_json(found: Proposal, shorts: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """``{"candidates": [{"id", "class", "score", "file", "line", …}], "diff": "…"}``."""
+    """``{"candidates": [{"id", "class", "score", "file", "line", "stated", …}], "diff": "…"}``.
+
+    ``stated`` is the id of the superseded record whose text the file states (contradicted and
+    stale candidates; ``None`` for missing ones).
+    """
     items = []
     for p in found.candidates:
         c = p.candidate
@@ -186,6 +190,8 @@ def as_json(found: Proposal, shorts: Mapping[str, str] | None = None) -> dict[st
                                 "line": p.line, "title": c.record.title, "edited": p.edited}
         if c.old is not None:
             item["states_instead"] = c.old.id
+        # The superseded record whose text the file states: for a stale one, itself.
+        item["stated"] = c.old.id if c.old is not None else c.id if c.kind == STALE else None
         if c.kind == STALE:
             item["replaced_by"] = c.replacement.id if c.replacement else None
         if p.note:

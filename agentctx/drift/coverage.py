@@ -163,6 +163,16 @@ def words_of(text: str) -> list[str]:
     return found + versions
 
 
+def _split_compounds(terms: frozenset[str], known: frozenset[str]) -> frozenset[str]:
+    """``terms`` plus the two halves of a word made of two known terms ("nosetest": nose, test)."""
+    extra: set[str] = set()
+    for term in terms:
+        for cut in range(4, len(term) - 3):
+            if term[:cut] in known and term[cut:] in known:
+                extra.update((term[:cut], term[cut:]))
+    return terms | extra if extra else terms
+
+
 class _Corpus:
     """Stems of every text compared, their weights, and the windows of the memory files."""
 
@@ -176,10 +186,11 @@ class _Corpus:
         stem_of.update((w, w) for ws in all_words for w in ws if "." in w)
         sets = [frozenset(stem_of[w] for w in ws) for ws in all_words]
         n_units, n_facts = len(units), len(facts)
-        self.unit_terms = sets[:n_units]
         heading_terms = sets[n_units:2 * n_units]
         self.title_terms = sets[2 * n_units:2 * n_units + n_facts]
         self.body_terms = sets[2 * n_units + n_facts:]
+        fact_terms = frozenset().union(*self.title_terms, *self.body_terms)
+        self.unit_terms = [_split_compounds(t, fact_terms) for t in sets[:n_units]]
         # A stem's English rank: the most frequent of the words it comes from.
         rank: dict[str, int] = {}
         for w in {w for ws in all_words for w in ws}:
@@ -381,6 +392,13 @@ class _Reading:
             self.section[section] += sum(w for t, w in self._common if t in window)
 
 
+def _titled(corpus: _Corpus, own: Mapping[str, float], member: int, said: frozenset[str]) -> bool:
+    """Whether ``said`` holds one of ``member``'s own title terms, or a longer word from it."""
+    title = [t for t in own if t in corpus.title_terms[member] and "." not in t]
+    return any(t in said or (len(t) >= 4 and any(w.startswith(t) for w in said))
+               for t in title)
+
+
 def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
              weights: Sequence[Mapping[str, float]], claims: list[set[int]],
              params: Params) -> dict[int, dict[str, float]]:
@@ -396,11 +414,18 @@ def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
     terms = {m: set(weights[m]) for m in members}
     own: dict[int, dict[str, float]] = {}
     own_total: dict[int, float] = {}
+    current = max(members, key=lambda m: (facts[m].current, m))
     for m in members:
-        others = set().union(*(terms[o] for o in members if o != m))
+        # An older version's own terms are set against the current record and the other
+        # versions' titles only: a replacement's body often names what it replaced ("REST
+        # round trips were 40% of latency"), which must not take those words from the old one.
+        if m == current:
+            others = set().union(*(terms[o] for o in members if o != m))
+        else:
+            others = terms[current].union(*(corpus.title_terms[o] for o in members
+                                             if o not in (m, current)))
         own[m] = {t: w for t, w in weights[m].items() if t not in others}
         own_total[m] = sum(own[m].values())
-    current = max(members, key=lambda m: (facts[m].current, m))
     preference = {m: (facts[m].current, position) for position, m in enumerate(members)}
     contested: set[int] = set().union(*(claims[m] for m in members))
     for unit in contested:
@@ -414,6 +439,12 @@ def _contest(corpus: _Corpus, facts: Sequence[Fact], members: list[int],
         winner = current
         if top >= params.min_own_share and shares[current] < params.current_keeps * top:
             winner = max(members, key=lambda m: (round(shares[m], 6), preference[m]))
+        elif shares[current] == 0:
+            # Nothing of the current record's own terms, but a word only an older version's
+            # title has ("REST", "nose" — or "nosetests"): the unit states that version.
+            titled = [m for m in members if m != current and _titled(corpus, own[m], m, unsaid)]
+            if titled:
+                winner = max(titled, key=lambda m: (round(shares[m], 6), preference[m]))
         for m in members:
             if m != winner:
                 claims[m].discard(unit)

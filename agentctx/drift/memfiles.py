@@ -25,6 +25,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from agentctx import safeio
+
 MAX_IMPORT_HOPS = 4
 MAX_FILE_BYTES = 4 * 1024 * 1024  # Claude Code skips larger memory files
 LOCAL_FILE = "CLAUDE.local.md"
@@ -124,10 +126,8 @@ def _inside(path: Path, root: Path) -> bool:
 
 def _read(path: Path) -> tuple[str, bool] | None:
     """The text of ``path`` and whether it is valid UTF-8; ``None`` when unreadable or too big."""
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return None
-        data = path.read_bytes()
+    try:  # regular files only, opened without blocking, never past the cap
+        data = safeio.read_small(path, MAX_FILE_BYTES)
     except OSError:
         return None
     try:

@@ -3,8 +3,10 @@
 :func:`write` checks that every file still holds exactly the text the proposal was computed from
 (a file edited meanwhile refuses the whole write), copies the files it will replace into a
 backup folder (with a ``manifest.json`` naming the files it creates), writes each new text to a
-temporary file beside its target and renames it into place. A failure part-way restores what was
-already replaced and removes what was created. Nothing else is touched.
+fresh temporary file beside its target (``mkstemp``: never through a planted link) and renames
+it into place. A target that is a link, a FIFO, a device or too big is refused unread. A
+failure part-way restores what was already replaced and removes what was created. Nothing else
+is touched.
 """
 
 from __future__ import annotations
@@ -12,12 +14,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from agentctx import safeio
 from agentctx.drift.propose import FileChange
+
+# A memory file larger than this is not read back (nor rewritten).
+MAX_READ_BYTES = 4_000_000
 
 
 class Changed(Exception):
@@ -39,13 +46,24 @@ def backup_folder(home: Path, project_id: str, now: datetime | None = None) -> P
 
 
 def _current(path: Path) -> str | None:
+    # Never through a link (its target may be a device, a FIFO or a file outside the project),
+    # never a FIFO or device, never more than MAX_READ_BYTES.
+    if os.path.islink(path):
+        raise Changed(f"{path} is a symbolic link; agentctx does not write through links, "
+                      "nothing was written")
     try:
-        return path.read_bytes().decode("utf-8")
+        return safeio.read_small(path, MAX_READ_BYTES).decode("utf-8")
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
         raise Changed(f"{path} cannot be read as UTF-8 any more ({exc}); nothing was written") \
             from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write(changes: Sequence[FileChange], backup: Path) -> Written:
@@ -73,14 +91,20 @@ def write(changes: Sequence[FileChange], backup: Path) -> Written:
     temps: list[tuple[FileChange, Path]] = []
     try:
         for change in changes:
-            temp = change.path.with_name(f".{change.path.name}.agentctx-{os.getpid()}.tmp")
-            with open(temp, "w", encoding="utf-8", newline="") as handle:
+            # mkstemp creates a new file (O_EXCL) under an unpredictable name: a link planted
+            # beside the target is never written through.
+            fd, name = tempfile.mkstemp(prefix=f".{change.path.name}.", suffix=".agentctx.tmp",
+                                        dir=change.path.parent)
+            temp = Path(name)
+            temps.append((change, temp))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
                 handle.write(change.after)
                 handle.flush()
                 os.fsync(handle.fileno())
             if change.before is not None:
                 shutil.copymode(change.path, temp)
-            temps.append((change, temp))
+            else:
+                os.chmod(temp, 0o644 & ~_umask())
     except OSError:
         for _change, temp in temps:
             temp.unlink(missing_ok=True)

@@ -14,7 +14,7 @@ import os
 import sqlite3
 from datetime import timedelta
 
-from agentctx import digest
+from agentctx import digest, safeio
 from agentctx.hooks.context import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions, teamstate
 from agentctx.store.db import Store
@@ -60,6 +60,11 @@ def _catch_up_team_file(ctx: HookContext, project_id: str, worktree: str) -> Non
     :func:`team_file_stale`), ``agentctx team sync`` runs in the background."""
     if not team_file_stale(ctx.store(), project_id, worktree):
         return
+    try:  # a child must never wait on a FIFO or read /dev/zero: such a file is not synced
+        safeio.check_shared_file(team_file_of(worktree), worktree)
+    except OSError as exc:
+        log_problem(ctx.event, ctx.session_id, f"team file unusable, not synced: {describe(exc)}")
+        return
     try:
         from agentctx.background import spawn_detached
 
@@ -73,7 +78,7 @@ def team_file_stale(db: Store, project_id: str, worktree: str) -> bool:
     (a pull, a merge, another worktree's writes). Two reads and a ``stat``."""
     if not teamstate.is_enabled(db, project_id):
         return False
-    path = os.path.join(worktree, ".agentctx", "context.md")
+    path = team_file_of(worktree)
     state = teamstate.written(db, path)
     try:
         found = os.stat(path)
@@ -82,6 +87,11 @@ def team_file_stale(db: Store, project_id: str, worktree: str) -> bool:
     return not (state is not None and found.st_size == state.size
                 and found.st_mtime_ns == state.mtime_ns
                 and state.change_counter == db.change_counter())
+
+
+def team_file_of(worktree: str) -> str:
+    """The path of a worktree's team file (``agentctx.team.file_for`` without its imports)."""
+    return os.path.join(worktree, ".agentctx", "context.md")
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:

@@ -43,7 +43,7 @@ class InitPlan:
     """What ``init`` will do."""
 
     scope: str
-    launcher: str
+    launcher: list[str]  # the argv that starts agentctx: <python> -I -m agentctx
     home_env: str | None
     claude: str | None
     targets: paths.Targets
@@ -67,12 +67,13 @@ def plan_init(scope: str = "user", *, cwd: Path | None = None, launcher: str | N
               claude: str | bool | None = True, specs: tuple[HookSpec, ...] = HOOKS) -> InitPlan:
     """Validate both files of ``scope`` and work out the changes (nothing is written).
 
-    ``claude``: ``True`` finds ``claude`` on PATH; a path uses that; ``False``/``None`` edits
-    the MCP config file directly.
+    ``launcher``: the interpreter the commands run (default: this one). ``claude``: ``True``
+    finds ``claude`` on PATH; a path uses that; ``False``/``None`` edits the MCP config file
+    directly. Registrations of an earlier version (the ``agentctx`` script) are replaced.
     """
     paths.check_python()
     targets = paths.targets(scope, cwd)
-    exe = launcher or paths.find_launcher()
+    exe = paths.launch_argv(launcher)
     home_env = paths.home_env()
     claude_path = paths.find_claude() if claude is True else (claude or None)
     settings_doc = jsonfile.load(targets.settings)
@@ -101,7 +102,7 @@ def plan_init(scope: str = "user", *, cwd: Path | None = None, launcher: str | N
         verb = "update" if current is not None else "add"
         steps.append(Step(targets.mcp, "mcp", scope, verb,
                           f"{'re-register' if current is not None else 'register'} MCP server "
-                          f"'{entries.SERVER_NAME}' ({exe} mcp) via {how}"))
+                          f"'{entries.SERVER_NAME}' ({' '.join(exe)} mcp) via {how}"))
     return InitPlan(scope, exe, home_env, claude_path, targets, settings_doc, settings_new,
                     mcp_doc, desired, current, specs, steps)
 
@@ -172,7 +173,7 @@ def apply_init(plan: InitPlan) -> list[Step]:
 
 
 def _apply_init(plan: InitPlan, state: InstallState, home: Path) -> list[Step]:
-    state.launcher, state.home_env = plan.launcher, plan.home_env
+    state.launcher, state.home_env = plan.launcher[0], plan.home_env
     state.installed_at = state.installed_at or time.strftime("%Y-%m-%dT%H:%M:%S%z")
     by_kind = {step.kind: step for step in plan.steps}
 

@@ -2,8 +2,18 @@
 
 Pure functions over parsed JSON documents: they return a changed deep copy and never touch any
 key, hook group, handler or server that is not agentctx's. A hook handler is agentctx's when its
-command runs an ``agentctx`` launcher with ``hook <event>`` (optionally preceded by
-``AGENTCTX_HOME=…``); the MCP server is the ``agentctx`` entry of ``mcpServers``.
+command runs ``<python> -I -m agentctx hook <event>`` (optionally preceded by
+``AGENTCTX_HOME=…``), or the ``agentctx`` script with ``hook <event>`` as earlier versions
+registered it (``init`` replaces those in place); the MCP server is the ``agentctx`` entry of
+``mcpServers``.
+
+Claude Code runs these commands in the user's project, often with the project on
+``PYTHONPATH``: the interpreter's isolated mode (``-I``: no ``PYTHON*`` variables, no user site
+folder, not the working folder) means nothing of the project — a ``re.py``, an ``agentctx/``
+folder, a ``sitecustomize.py`` — runs before agentctx does. The console script could not
+promise that: it imports modules before agentctx can drop the path. When agentctx is installed
+in the user's site folder (``pip install --user``, which ``-I`` leaves out), the command puts
+exactly that folder on the path itself (:data:`BOOT`).
 """
 
 from __future__ import annotations
@@ -51,14 +61,34 @@ HOOKS: tuple[HookSpec, ...] = (
 )
 
 
-def hook_command(launcher: str, argument: str, home_env: str | None) -> str:
-    """The shell command of one hook: ``[AGENTCTX_HOME=…] /abs/agentctx hook <argument>``."""
+# Run with ``python -I -c BOOT <folder> …``: the folder holding agentctx goes first on the path.
+BOOT = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+        "from agentctx.__main__ import main; main()")
+
+
+def launch_argv(python: str, folder: str | None = None) -> list[str]:
+    """The argv that starts agentctx with ``python`` in isolated mode; ``folder``: the folder
+    agentctx is imported from, when ``-I`` alone would not find it (the user's site folder)."""
+    if folder is None:
+        return [python, "-I", "-m", "agentctx"]
+    return [python, "-I", "-c", BOOT, folder]
+
+
+def _is_launch(argv: list[str]) -> bool:
+    """Whether ``argv`` is what :func:`launch_argv` makes (for any interpreter and folder)."""
+    return (len(argv) == 4 and argv[1:] == ["-I", "-m", "agentctx"]) or (
+        len(argv) == 5 and argv[1:4] == ["-I", "-c", BOOT])
+
+
+def hook_command(launcher: list[str], argument: str, home_env: str | None) -> str:
+    """The shell command of one hook:
+    ``[AGENTCTX_HOME=…] /abs/python -I -m agentctx hook <argument>``."""
     parts = [f"AGENTCTX_HOME={shlex.quote(home_env)}"] if home_env else []
-    parts += [shlex.quote(launcher), "hook", argument]
+    parts += [*(shlex.quote(part) for part in launcher), "hook", argument]
     return " ".join(parts)
 
 
-def handler(spec: HookSpec, launcher: str, home_env: str | None) -> dict[str, Any]:
+def handler(spec: HookSpec, launcher: list[str], home_env: str | None) -> dict[str, Any]:
     """The handler object written for ``spec``."""
     entry: dict[str, Any] = {"type": "command",
                              "command": hook_command(launcher, spec.argument, home_env)}
@@ -82,14 +112,20 @@ def parse_command(command: str) -> tuple[dict[str, str], list[str]] | None:
 
 
 def is_agentctx_command(command: object) -> bool:
-    """Whether a hook command runs ``agentctx hook <event>`` (any launcher path)."""
+    """Whether a hook command runs ``agentctx hook <event>`` (any interpreter or script path)."""
     if not isinstance(command, str):
         return False
     parsed = parse_command(command)
     if parsed is None:
         return False
     argv = parsed[1]
-    return (len(argv) == 3 and argv[0].rsplit("/", 1)[-1] == "agentctx" and argv[1] == "hook")
+    return len(argv) >= 3 and argv[-2] == "hook" and (is_legacy(argv) or _is_launch(argv[:-2]))
+
+
+def is_legacy(argv: list[str]) -> bool:
+    """Whether a hook's argv runs the ``agentctx`` script, as versions before isolated mode
+    registered it (project code on ``PYTHONPATH`` could run in those hooks)."""
+    return len(argv) == 3 and argv[0].rsplit("/", 1)[-1] == "agentctx" and argv[1] == "hook"
 
 
 def is_agentctx_handler(entry: object) -> bool:
@@ -133,7 +169,7 @@ def our_handlers(data: dict[str, Any]) -> dict[str, list[tuple[str | None, dict[
     return found
 
 
-def hooks_in_place(data: dict[str, Any], specs: tuple[HookSpec, ...], launcher: str,
+def hooks_in_place(data: dict[str, Any], specs: tuple[HookSpec, ...], launcher: list[str],
                    home_env: str | None) -> bool:
     """Whether ``data`` already holds exactly our handlers for ``specs`` and no other of ours."""
     found = our_handlers(data)
@@ -166,7 +202,7 @@ def _strip_ours(groups: list[Any]) -> tuple[list[Any], int]:
     return kept, removed
 
 
-def add_hooks(data: dict[str, Any], specs: tuple[HookSpec, ...], launcher: str,
+def add_hooks(data: dict[str, Any], specs: tuple[HookSpec, ...], launcher: list[str],
               home_env: str | None, where: str) -> dict[str, Any]:
     """A copy of ``data`` with our hooks registered (replacing any older registration of ours).
 
@@ -228,9 +264,9 @@ def remove_hooks(data: dict[str, Any], before: dict[str, Any] | None) -> tuple[d
     return result, total
 
 
-def mcp_entry(launcher: str, home_env: str | None) -> dict[str, Any]:
+def mcp_entry(launcher: list[str], home_env: str | None) -> dict[str, Any]:
     """The server entry, in exactly the shape ``claude mcp add`` writes."""
-    return {"type": "stdio", "command": launcher, "args": ["mcp"],
+    return {"type": "stdio", "command": launcher[0], "args": [*launcher[1:], "mcp"],
             "env": {"AGENTCTX_HOME": home_env} if home_env else {}}
 
 

@@ -79,6 +79,31 @@ def find_launcher() -> str:
                        "'agentctx init' again")
 
 
+def find_python() -> str:
+    """The interpreter agentctx runs in, as an absolute path with its links kept (a virtual
+    environment's ``bin/python`` link is what makes it that environment)."""
+    return os.path.abspath(sys.executable)
+
+
+def user_site_folder() -> str | None:
+    """The user's site folder when agentctx is installed there (``pip install --user``):
+    isolated mode leaves that folder out, so the commands must name it. ``None`` otherwise."""
+    import site
+
+    import agentctx
+
+    own = os.path.dirname(os.path.dirname(os.path.abspath(agentctx.__file__)))
+    user = site.getusersitepackages()
+    return own if user and os.path.normpath(own) == os.path.normpath(user) else None
+
+
+def launch_argv(python: str | None = None) -> list[str]:
+    """How Claude Code starts agentctx: ``python`` (default: this one) in isolated mode."""
+    from agentctx.install.entries import launch_argv as argv_for
+
+    return argv_for(python or find_python(), user_site_folder())
+
+
 def find_claude() -> str | None:
     """The ``claude`` command on ``PATH``, if any."""
     return shutil.which("claude")

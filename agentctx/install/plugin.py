@@ -3,9 +3,11 @@
 The plugin (``plugin/`` in the repository, listed by the marketplace manifest
 ``.claude-plugin/marketplace.json`` at the repository root) registers the same hooks ``agentctx
 init`` writes — same events, matchers, async flags and timeouts, from :data:`entries.HOOKS` —
-and the MCP server, both calling the ``agentctx`` launcher found on ``PATH``. Its hook commands
-exit 0 without a word when ``agentctx`` is not installed, so a plugin installed before the
-package never disturbs a session.
+and the MCP server, both through the plugin's launcher ``bin/agentctx-run``: it finds the
+``agentctx`` installed on ``PATH`` and starts its interpreter in isolated mode (``-I -m
+agentctx``), as ``init`` registers it, so no project code on ``PYTHONPATH`` runs. It exits 0
+without a word when ``agentctx`` is not installed, so a plugin installed before the package
+never disturbs a session.
 
 Claude Code records an installed plugin as ``enabledPlugins["agentctx@<marketplace>"] = true`` in
 the settings file of its scope; :func:`enabled_plugins` reads those, so ``init`` can leave the
@@ -33,9 +35,14 @@ MARKETPLACE_NAME = "agentctx"
 INSTALL_HINT = "pipx install agentctx (or pip install agentctx)"
 
 
+# The plugin's launcher, as Claude Code names it in a plugin's hooks and MCP servers.
+LAUNCHER = "${CLAUDE_PLUGIN_ROOT}/bin/agentctx-run"
+
+
 def hook_command(argument: str) -> str:
     """The plugin's shell command for ``agentctx hook <argument>``: silent when not installed."""
-    return f"command -v agentctx >/dev/null 2>&1 || exit 0; exec agentctx hook {argument}"
+    return f'"{LAUNCHER}" hook {argument}'
+
 
 
 def hooks_document(specs: tuple[HookSpec, ...] = HOOKS) -> dict[str, Any]:
@@ -57,8 +64,8 @@ def hooks_document(specs: tuple[HookSpec, ...] = HOOKS) -> dict[str, Any]:
 
 
 def mcp_document() -> dict[str, Any]:
-    """``.mcp.json`` of the plugin: the stdio server, launched as ``agentctx mcp`` from PATH."""
-    return {"mcpServers": {PLUGIN_SERVER: {"type": "stdio", "command": "agentctx",
+    """``.mcp.json`` of the plugin: the stdio server, started by the plugin's launcher."""
+    return {"mcpServers": {PLUGIN_SERVER: {"type": "stdio", "command": LAUNCHER,
                                            "args": ["mcp"]}}}
 
 

@@ -298,14 +298,14 @@ def record(db: Store, where: Where, type_: str, title: str, body: str, *,
             old = None
             new = rec.add(db, draft, project_id=where.project.id)
         _link_files(db, where.project.id, new, names)
-    _keep_team_file(db, where)
+    note = _keep_team_file(db, where)
     text = f"Recorded {new.id} ({new.type}" + (", global" if new.scope == "global" else "")
     text += f"): {new.title}"
     if old is not None:
         text += f"\nIt supersedes {old.id} ({old.title}), which is now history."
     if names:
         text += "\nLinked to: " + ", ".join(names)
-    return text
+    return text + note
 
 
 def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: str,
@@ -328,19 +328,21 @@ def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: st
         # The successor is about the same code as the record it replaces.
         for node, rel in graph.entities_of(db, old.id):
             graph.link_record(db, new.id, node, rel)
-    _keep_team_file(db, where)
+    note = _keep_team_file(db, where)
     return (f"Superseded {old.id} ({old.title}).\nCurrent now: {new.id} ({new.type}): "
-            f"{new.title}")
+            f"{new.title}{note}")
 
 
 # ---------------------------------------------------------------------------------- helpers
 
 
-def _keep_team_file(db: Store, where: Where) -> None:
-    """The worktree's team file follows the write (projects that keep one; never fails)."""
+def _keep_team_file(db: Store, where: Where) -> str:
+    """The worktree's team file follows the write (projects that keep one; never fails);
+    returns a line saying why it could not, or ``""``."""
     from agentctx import team
 
-    team.after_write(db, where.project, where.root)
+    result = team.after_write(db, where.project, where.root)
+    return f"\nNote: {result.problem}" if result is not None and result.problem else ""
 
 
 def _touch(db: Store, ids: Sequence[str]) -> None:

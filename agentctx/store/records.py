@@ -33,8 +33,9 @@ COLUMNS = (
     "claudemd_drift_score, source, session_id, pending_embedding, updated_at"
 )
 TABLES = ("records", "records_archive")
-# Fields the team file (.agentctx/context.md) shows: a change of one bumps the revision.
-SHARED_FIELDS = frozenset({"title", "body", "pinned", "confidence"})
+# Fields the team file (.agentctx/context.md) shows: a change of one bumps the revision
+# (pins and confidence are each teammate's own).
+SHARED_FIELDS = frozenset({"title", "body"})
 SHORT_ID_MIN = 8
 HISTORY_MAX_DEPTH = 50
 
@@ -325,10 +326,12 @@ def check_typed_title(title: str) -> None:
         raise InvalidRecord(f"title must not hold control characters ({', '.join(bad[:5])})")
 
 
-def validate(draft: Draft) -> Draft:
+def validate(draft: Draft, *, exact: bool = False) -> Draft:
     """Check a draft against the record rules and return it normalized (redacted, trimmed).
 
-    Raises :class:`InvalidRecord` with a message naming the rule that failed.
+    ``exact`` keeps the title's and body's whitespace as given (a teammate's record imported
+    from the team file must read back as the file has it). Raises :class:`InvalidRecord` with
+    a message naming the rule that failed.
     """
     if draft.type not in RECORD_TYPES:
         raise InvalidRecord(f"unknown type {draft.type!r}; use one of {', '.join(RECORD_TYPES)}")
@@ -342,9 +345,9 @@ def validate(draft: Draft) -> Draft:
     if draft.source not in SOURCES:
         raise InvalidRecord(f"unknown source {draft.source!r}")
     # The limits apply to the text as sent; redaction markers may then make it longer.
-    title = " ".join(draft.title.split())
-    body = draft.body.strip()
-    if not title:
+    title = draft.title if exact else " ".join(draft.title.split())
+    body = draft.body if exact else draft.body.strip()
+    if not title.strip():
         raise InvalidRecord("title must not be empty")
     title_chars = len(title) - marker_chars(title)
     if title_chars > TITLE_MAX_CHARS:
@@ -353,7 +356,7 @@ def validate(draft: Draft) -> Draft:
     if body_chars > BODY_MAX_CHARS:
         raise InvalidRecord(f"body is {body_chars} characters; the limit is {BODY_MAX_CHARS} "
                             "(split it into several records)")
-    title = " ".join(redact(title).split())
+    title = redact(title) if exact else " ".join(redact(title).split())
     body = redact(body)
     valid_from = normalize_time(draft.valid_from) if draft.valid_from else None
     key = draft.key.strip() if draft.key else None
@@ -396,12 +399,12 @@ def _insert(db: Store, draft: Draft, project_id: str) -> Record:
 def update(db: Store, ref: str, *, title: str | None = None, body: str | None = None,
            pinned: bool | None = None, confidence: str | None = None,
            reinforce_count: int | None = None, actor: str = "cli",
-           revision: int | None = None) -> Record:
+           revision: int | None = None, exact: bool = False) -> Record:
     """Change fields of a record in place, keeping its id; old values go to ``edits``.
 
     Meant for corrections (typos, pinning, confidence). A change of meaning should be a
     :func:`supersede`. Superseded and archived records cannot be edited. A change of what the
-    team file shows (title, body, pinned, confidence) bumps the record's revision by one, or sets
+    team file shows (title, body) bumps the record's revision by one, or sets
     it to ``revision`` (an import taking a teammate's newer edit).
     """
     record = get(db, ref)
@@ -411,7 +414,7 @@ def update(db: Store, ref: str, *, title: str | None = None, body: str | None = 
     if title is not None or body is not None:
         draft = validate(Draft(type=record.type, title=record.title if title is None else title,
                                body=record.body if body is None else body, scope=record.scope,
-                               confidence=record.confidence, source=record.source))
+                               confidence=record.confidence, source=record.source), exact=exact)
         if draft.title != record.title:
             changes["title"] = draft.title
         if draft.body != record.body:

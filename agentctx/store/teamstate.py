@@ -131,7 +131,7 @@ def insert_imported(db: Store, draft: Draft, *, project_id: str, record_id: str,
     """Add a teammate's record under its own id (source ``import``), validated and redacted
     like any record. A superseded one gets its successor link and the ``supersedes`` edge with
     ``rationale``. Raises :class:`~agentctx.store.errors.InvalidRecord`."""
-    draft = rec.validate(draft._replace(source="import"))
+    draft = rec.validate(draft._replace(source="import"), exact=True)
     now = now_iso()
     with db.write():
         db.execute(

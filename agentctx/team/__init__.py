@@ -23,13 +23,15 @@ from pathlib import Path
 from agentctx.store import teamstate
 from agentctx.store.db import Store
 from agentctx.store.models import Project
+from agentctx.team import fileio
+from agentctx.team.fileio import TeamFileUnusable
 from agentctx.team.reconcile import TEAM_FILE, Conflict, apply, plan, render_project, write
 from agentctx.team.teamfile import Duplicate, ParsedFile, TeamFileError, parse
 
 __all__ = [
     "TEAM_FILE", "Conflict", "Duplicate", "ImportReport", "NotInRepository", "SyncResult",
-    "TeamFileError", "TeamStatus", "after_write", "file_for", "import_file", "status", "sync",
-    "turn_off", "turn_on", "worktree_of",
+    "TeamFileError", "TeamFileUnusable", "TeamStatus", "after_write", "file_for", "guard_of",
+    "import_file", "root_for", "status", "sync", "turn_off", "turn_on", "worktree_of",
 ]
 
 GITATTRIBUTES_LINE = ".agentctx/context.md merge=union"
@@ -54,6 +56,7 @@ class TeamStatus:
     to_import: int = 0  # records an import would add or change
     conflicts: tuple[Conflict, ...] = ()
     duplicates: int = 0
+    errors: tuple[str, ...] = ()  # one line per malformed block
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,7 @@ class ImportReport:
     conflicts: tuple[Conflict, ...] = ()
     duplicates: tuple[Duplicate, ...] = ()
     skipped_forgotten: tuple[str, ...] = ()
+    errors: tuple[str, ...] = ()  # one line per malformed block, left out: "line N: …"
 
     @property
     def changes(self) -> int:
@@ -98,39 +102,50 @@ def worktree_of(cwd: str | os.PathLike[str]) -> str | None:
 def file_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Path:
     """The team file a write from ``cwd`` keeps: the one at the root of ``cwd``'s worktree when
     that is a worktree of ``project``, else the one at the project's root."""
+    return root_for(project, cwd) / TEAM_FILE
+
+
+def root_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Path:
+    """The worktree whose team file :func:`file_for` names (the file must stay inside it)."""
     if cwd is not None:
         worktree = worktree_of(cwd)
         if worktree is not None:
             from agentctx.gitinfo import identify
 
             if identify(worktree).id == project.id:
-                return Path(worktree) / TEAM_FILE
-    return Path(project.root) / TEAM_FILE
+                return Path(worktree)
+    return Path(project.root)
 
 
-def _read(path: Path) -> str | None:
-    try:  # bytes, not read_text: a carriage return in a body must survive
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
+def _read(path: Path, root: Path | None) -> str | None:
+    """The team file's text (``None`` when there is none). Raises :class:`TeamFileUnusable`,
+    or :class:`TeamFileError` for bytes that are not UTF-8."""
+    data = fileio.read(path, root)
+    if data is None:
         return None
+    try:  # bytes, not read_text: a carriage return in a body must survive
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TeamFileError(1, f"the file is not UTF-8 text ({exc.reason})") from None
 
 
 def status(db: Store, project: Project, cwd: str | os.PathLike[str] | None = None) -> TeamStatus:
     """Whether the team file of ``cwd``'s worktree (default: the project's root) is in step."""
-    path = file_for(project, cwd)
+    root = root_for(project, cwd)
+    path = root / TEAM_FILE
     enabled = teamstate.is_enabled(db, project.id)
 
     def made(state: str, detail: str, *, exists: bool = True, in_step: bool = False,
              to_import: int = 0, conflicts: tuple[Conflict, ...] = (),
-             duplicates: int = 0) -> TeamStatus:
+             duplicates: int = 0, errors: tuple[str, ...] = ()) -> TeamStatus:
         return TeamStatus(project.id, project.name, enabled, str(path), exists, in_step, state,
-                          detail, to_import, conflicts, duplicates)
+                          detail, to_import, conflicts, duplicates, errors)
 
     try:
-        text = _read(path)
-    except (TeamFileError, OSError) as exc:
+        text = _read(path, root)
+    except TeamFileUnusable as exc:
+        return made("unusable", str(exc))
+    except TeamFileError as exc:
         return made("malformed", f"{path}: {exc}")
     if not enabled:
         return made("off", "the team file is off for this project ('agentctx team on')",
@@ -140,12 +155,14 @@ def status(db: Store, project: Project, cwd: str | os.PathLike[str] | None = Non
                     exists=False)
     if text == render_project(db, project):
         return made("in step", "the file matches the store", in_step=True)
-    try:
-        parsed = parse(text)
-    except TeamFileError as exc:
-        return made("malformed", f"{path}: {exc}")
+    parsed = parse(text)
     forgotten = teamstate.forgotten(db, [b.id for b in parsed.blocks])
     planned = plan(db, project, _without(parsed, forgotten))
+    if planned.errors:
+        lines = tuple(str(e) for e in planned.errors)
+        return made("malformed", f"{path}: {_malformed(lines)}", to_import=planned.changes,
+                    conflicts=tuple(planned.conflicts), duplicates=len(parsed.duplicates),
+                    errors=lines)
     if planned.changes:
         return made("to import", f"{planned.changes} teammates' changes to import "
                     "('agentctx import')", to_import=planned.changes,
@@ -161,25 +178,34 @@ def _without(parsed: ParsedFile, ids: set[str]) -> ParsedFile:
     return replace(parsed, blocks=tuple(b for b in parsed.blocks if b.id not in ids))
 
 
+def _malformed(errors: tuple[str, ...]) -> str:
+    first = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"{len(errors)} malformed block{'s' if len(errors) > 1 else ''}, left out: {first}{more}"
+
+
 def import_text(db: Store, project: Project, text: str, path: str) -> ImportReport:
-    """Import a team file's text into the project (all or nothing). Raises
-    :class:`TeamFileError` for a malformed file and
-    :class:`~agentctx.store.errors.InvalidRecord` for a block that breaks a record rule; either
-    way nothing changes."""
+    """Import a team file's text into the project: every well-formed block, in one
+    transaction. A malformed block (not in the format, breaking a record rule, dated in the
+    future) is left out and reported in :attr:`ImportReport.errors` by its line; it never
+    stops the others."""
     parsed = parse(text)
     forgotten = teamstate.forgotten(db, [b.id for b in parsed.blocks])
     done = apply(db, project, _without(parsed, forgotten))
     return ImportReport(path=path, added=tuple(done.added), updated=tuple(done.updated),
                         superseded=tuple(done.superseded), unchanged=done.unchanged,
                         conflicts=tuple(done.conflicts), duplicates=parsed.duplicates,
-                        skipped_forgotten=tuple(sorted(forgotten)))
+                        skipped_forgotten=tuple(sorted(forgotten)),
+                        errors=tuple(str(e) for e in done.errors))
 
 
 def import_file(db: Store, project: Project, path: str | os.PathLike[str]) -> ImportReport:
     """Import the team file at ``path`` into ``project``: idempotent by id; see
-    :func:`import_text`. Raises ``FileNotFoundError`` when there is no such file."""
+    :func:`import_text`. Raises ``FileNotFoundError`` when there is no such file and
+    :class:`TeamFileUnusable` for one that must not be read (a file inside a git worktree must
+    stay inside it)."""
     target = Path(path)
-    text = _read(target)
+    text = _read(target, guard_of(target))
     if text is None:
         raise FileNotFoundError(f"no file {target}")
     return import_text(db, project, text, str(target))
@@ -189,15 +215,22 @@ def sync(db: Store, project: Project, cwd: str | os.PathLike[str] | None = None)
     """Catch the team file of ``cwd``'s worktree up with the store: import what it holds that
     the store lacks, then rewrite it when its text changes. A malformed file is left alone.
     A project that keeps no team file is skipped."""
-    path = file_for(project, cwd)
+    root = root_for(project, cwd)
+    path = root / TEAM_FILE
     if not teamstate.is_enabled(db, project.id):
         return SyncResult(str(path), written=False, skipped=True)
     try:
-        text = _read(path)
+        text = _read(path, root)
         report = None if text is None else import_text(db, project, text, str(path))
+        if report is not None and report.errors:  # a rewrite would drop the teammate's block
+            return SyncResult(str(path), written=False, imported=report,
+                              problem=f"{path}: {_malformed(report.errors)}; the others were "
+                              "imported and the file is left as it is")
+        written = write(db, project, path, render_project(db, project), root)
+    except TeamFileUnusable as exc:
+        return SyncResult(str(path), written=False, problem=str(exc))
     except TeamFileError as exc:
         return SyncResult(str(path), written=False, problem=f"{path}: {exc}; left as it is")
-    written = write(db, project, path, render_project(db, project))
     return SyncResult(str(path), written=written, imported=report)
 
 
@@ -217,6 +250,12 @@ def after_write(db: Store, project: Project,
     for conflict in result.imported.conflicts if result.imported else ():
         _log(f"{result.path}: conflict on {conflict.id}: {conflict.reason}")
     return result
+
+
+def guard_of(path: Path) -> Path | None:
+    """The git worktree a file named by the user must stay inside (``None`` outside git)."""
+    worktree = worktree_of(path.absolute().parent)
+    return None if worktree is None else Path(worktree)
 
 
 def _log(message: str) -> None:
@@ -253,14 +292,12 @@ def add_merge_rule(worktree: Path) -> bool:
     """Add ``.agentctx/context.md merge=union`` to the worktree's ``.gitattributes`` once;
     returns whether the line was added."""
     target = worktree / ".gitattributes"
-    try:
-        current = target.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        current = ""
-    if any(line.split() == GITATTRIBUTES_LINE.split() for line in current.splitlines()):
+    current = fileio.read(target, worktree, what=".gitattributes") or b""
+    text = current.decode("utf-8", "replace")
+    if any(line.split() == GITATTRIBUTES_LINE.split() for line in text.splitlines()):
         return False
-    prefix = "" if not current or current.endswith("\n") else "\n"
-    with open(target, "a", encoding="utf-8") as handle:
-        handle.write(f"{prefix}{GITATTRIBUTES_LINE}\n")
+    prefix = b"" if not current or current.endswith(b"\n") else b"\n"
+    fileio.write(target, worktree, current + prefix + f"{GITATTRIBUTES_LINE}\n".encode(),
+                 what=".gitattributes")
     return True
 

@@ -13,18 +13,20 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
+import sqlite3
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 from agentctx.store import records as rec
 from agentctx.store import teamstate
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, InvalidRecord, NotFound
-from agentctx.store.ids import now_iso
+from agentctx.store.ids import now, now_iso, parse_time
 from agentctx.store.models import Draft, Project, Record
-from agentctx.team.teamfile import Block, ParsedFile, PastVersion, render
+from agentctx.store.teamstate import TEAM_TYPES
+from agentctx.team import fileio
+from agentctx.team.teamfile import Block, ParsedFile, PastVersion, TeamFileError, render
 
 TEAM_FILE = Path(".agentctx") / "context.md"
 
@@ -40,8 +42,7 @@ def blocks_of(db: Store, project_id: str) -> list[Block]:
     for record in shared:
         blocks.append(Block(id=record.id, type=record.type, title=record.title, body=record.body,
                             valid_from=record.valid_from, revision=revs.get(record.id, 1),
-                            confidence=record.confidence, pinned=record.pinned, key=record.key,
-                            history=_history(db, record)))
+                            key=record.key, history=_history(db, record)))
     return blocks
 
 
@@ -87,6 +88,7 @@ class Plan:
     update: list[Block] = field(default_factory=list)  # newer revisions of local records
     supersede: list[tuple[str, str, str | None]] = field(default_factory=list)  # old, new, why
     conflicts: list[Conflict] = field(default_factory=list)
+    errors: list[TeamFileError] = field(default_factory=list)  # blocks left out, by line
     unchanged: int = 0
 
     @property
@@ -95,25 +97,79 @@ class Plan:
         return len(self.add) + len(self.update) + len(self.supersede)
 
 
+# A teammate's clock may run a little ahead; a date further ahead is refused.
+CLOCK_SKEW = timedelta(minutes=10)
+
+
+def _future(block: Block) -> str | None:
+    """The first date of ``block`` that lies in the future, if any."""
+    limit = now() + CLOCK_SKEW
+    for text in (block.valid_from, *(d for p in block.history
+                                     for d in (p.valid_from, p.superseded_at))):
+        if parse_time(text) > limit:
+            return text
+    return None
+
+
+def _invalid(block: Block) -> str | None:
+    """Why ``block`` (or one of its past versions) breaks a record rule, if it does."""
+    try:
+        rec.validate(_draft(block), exact=True)
+        for past in block.history:
+            rec.validate(Draft(type=block.type, title=past.title, valid_from=past.valid_from),
+                         exact=True)
+    except InvalidRecord as exc:
+        return str(exc)
+    return None
+
+
+def _refused(block: Block, result: Plan) -> bool:
+    """Whether ``block`` breaks a record rule (then an error of ``result``). Checked only for
+    what an import writes: an unchanged block costs no redaction."""
+    invalid = _invalid(block)
+    if invalid is not None:
+        result.errors.append(TeamFileError(block.line, f"record {block.id}: {invalid}"))
+    return invalid is not None
+
+
+def _not_ours(local: Record, block: Block, project: Project) -> str | None:
+    """Why the local record of a block's id must not take the file's text, if it must not:
+    only a shared record of the same type in the same project is a teammate's to change."""
+    if local.project_id != project.id:
+        return "belongs to another project"
+    if local.type not in TEAM_TYPES or local.scope != "project":
+        return f"is a personal {local.type} here; the file's block was not taken"
+    if local.type != block.type:
+        return f"is a {local.type} here, a {block.type} in the file; the block was not taken"
+    return None
+
+
 def plan(db: Store, project: Project, parsed: ParsedFile) -> Plan:
     """Compare the file with the store (reads only)."""
-    result = Plan()
+    result = Plan(errors=list(parsed.errors))
     for rid in parsed.disagreeing:
         result.conflicts.append(Conflict(rid, "", 0, 0, "the file holds two different versions "
                                          "at the same revision (after a merge); nothing read"))
     ids = [b.id for b in parsed.blocks] + [p.id for b in parsed.blocks for p in b.history]
     revs = teamstate.revisions(db, ids)
+    in_file = {b.id for b in parsed.blocks}
     for block in parsed.blocks:
+        ahead = _future(block)
+        if ahead is not None:
+            result.errors.append(TeamFileError(block.line, f"record {block.id}: {ahead} is in "
+                                               "the future; the block was not read"))
+            continue
         if block.id not in revs:
-            result.add.append(block)
+            if not _refused(block, result):
+                result.add.append(block)
         else:
             local = rec.get(db, block.id)
-            if local.project_id != project.id:
+            refused = _not_ours(local, block, project)
+            if refused is not None:
                 result.conflicts.append(Conflict(block.id, block.title, revs[block.id],
-                                                 block.revision, "belongs to another project"))
+                                                 block.revision, refused))
                 continue
-            same = (local.title, local.body, local.pinned, local.confidence) == (
-                block.title, block.body, block.pinned, block.confidence)
+            same = (local.title, local.body) == (block.title, block.body)
             if same and revs[block.id] >= block.revision:
                 result.unchanged += 1
             elif revs[block.id] < block.revision:
@@ -121,7 +177,7 @@ def plan(db: Store, project: Project, parsed: ParsedFile) -> Plan:
                     result.conflicts.append(Conflict(
                         block.id, block.title, revs[block.id], block.revision,
                         "superseded locally; the file's newer text was not taken"))
-                else:
+                elif not _refused(block, result):
                     result.update.append(block)
             else:
                 why = ("edited locally at a higher revision" if revs[block.id] > block.revision
@@ -129,9 +185,18 @@ def plan(db: Store, project: Project, parsed: ParsedFile) -> Plan:
                 result.conflicts.append(Conflict(block.id, block.title, revs[block.id],
                                                  block.revision, why + "; the local text was kept"))
         for past in block.history:
-            if past.id in revs:
+            if past.id not in revs and past.id in in_file:
+                # a union merge: the old version is a block of the file too; once added, it
+                # is superseded like a local one
+                result.supersede.append((past.id, block.id, past.rationale))
+            elif past.id in revs:
                 local_past = rec.get(db, past.id)
-                if local_past.current and not local_past.archived:
+                refused = _not_ours(local_past, block, project)
+                if refused is not None:
+                    result.conflicts.append(Conflict(past.id, past.title, revs[past.id], 0,
+                                                     f"named in the history of {block.id} but "
+                                                     f"{refused.split(';')[0]}; not superseded"))
+                elif local_past.current and not local_past.archived:
                     # By the record now in force: the versions between are superseded already.
                     result.supersede.append((past.id, block.id, past.rationale))
     return result
@@ -145,58 +210,74 @@ class Applied:
     updated: list[str] = field(default_factory=list)
     superseded: list[str] = field(default_factory=list)
     conflicts: list[Conflict] = field(default_factory=list)
+    errors: list[TeamFileError] = field(default_factory=list)
     unchanged: int = 0
 
 
 def apply(db: Store, project: Project, parsed: ParsedFile, planned: Plan | None = None) -> Applied:
-    """Import the file into the store in one transaction (all or nothing).
-
-    Raises :class:`InvalidRecord` when a block breaks a record rule (its id named)."""
+    """Import the file into the store in one transaction; each block on its own savepoint, so
+    a block the store refuses is reported (by its line) and the others are still imported."""
     todo = planned or plan(db, project, parsed)
-    done = Applied(conflicts=list(todo.conflicts), unchanged=todo.unchanged)
+    done = Applied(conflicts=list(todo.conflicts), errors=list(todo.errors),
+                   unchanged=todo.unchanged)
     with db.write():
         for block in todo.add:
-            _add(db, project, block)
+            if teamstate.revisions(db, [block.id]):  # a past version of a block added before
+                done.unchanged += 1
+                continue
+            try:
+                with db.write():
+                    _add(db, project, block)
+            except (InvalidRecord, ValueError, sqlite3.IntegrityError) as exc:
+                done.errors.append(TeamFileError(block.line, f"record {block.id}: {exc}"))
+                continue
             done.added.append(block.id)
         for block in todo.update:
             try:
-                rec.update(db, block.id, title=block.title, body=block.body, pinned=block.pinned,
-                           confidence=block.confidence, actor="import", revision=block.revision)
-            except InvalidRecord as exc:
-                raise InvalidRecord(f"record {block.id} (line {block.line}): {exc}") from None
-            teamstate.set_revision(db, block.id, block.revision)
+                with db.write():
+                    rec.update(db, block.id, title=block.title, body=block.body, actor="import",
+                               revision=block.revision, exact=True)
+                    teamstate.set_revision(db, block.id, block.revision)
+            except (InvalidRecord, ValueError, sqlite3.IntegrityError) as exc:
+                done.errors.append(TeamFileError(block.line, f"record {block.id}: {exc}"))
+                continue
             done.updated.append(block.id)
         for old, new, why in todo.supersede:
             try:
-                rec.supersede(db, old, new, why or "superseded in the team file", actor="import")
+                with db.write():
+                    rec.supersede(db, old, new, why or "superseded in the team file",
+                                  actor="import")
             except (AlreadySuperseded, NotFound):
                 continue  # superseded meanwhile: the chain is already closed locally
-            except InvalidRecord as exc:
+            except (InvalidRecord, ValueError, sqlite3.IntegrityError) as exc:
                 done.conflicts.append(Conflict(old, "", 0, 0, f"cannot supersede: {exc}"))
                 continue
             done.superseded.append(old)
+    done.errors.sort(key=lambda e: e.line)
     return done
 
 
+def _draft(block: Block) -> Draft:
+    """The record a teammate's block becomes here: unpinned and ``inferred`` whatever the
+    teammate holds (their confidence is not yours until you reinforce it)."""
+    return Draft(type=block.type, title=block.title, body=block.body, key=block.key,
+                 confidence="inferred", source="import", valid_from=block.valid_from,
+                 pinned=False)
+
+
 def _add(db: Store, project: Project, block: Block) -> None:
-    draft = Draft(type=block.type, title=block.title, body=block.body, key=block.key,
-                  confidence=block.confidence, source="import", valid_from=block.valid_from,
-                  pinned=block.pinned)
     known = teamstate.revisions(db, [p.id for p in block.history])
-    try:
-        teamstate.insert_imported(db, draft, project_id=project.id, record_id=block.id,
-                                  revision=block.revision)
-        successor = block.id
-        for past in reversed(block.history):
-            if past.id not in known:
-                teamstate.insert_imported(
-                    db, Draft(type=block.type, title=past.title, valid_from=past.valid_from),
-                    project_id=project.id, record_id=past.id, revision=1,
-                    superseded_at=past.superseded_at, superseded_by=successor,
-                    rationale=past.rationale)
-            successor = past.id
-    except (InvalidRecord, ValueError) as exc:
-        raise InvalidRecord(f"record {block.id} (line {block.line}): {exc}") from None
+    teamstate.insert_imported(db, _draft(block), project_id=project.id, record_id=block.id,
+                              revision=block.revision)
+    successor = block.id
+    for past in reversed(block.history):
+        if past.id not in known:
+            teamstate.insert_imported(
+                db, Draft(type=block.type, title=past.title, valid_from=past.valid_from),
+                project_id=project.id, record_id=past.id, revision=1,
+                superseded_at=past.superseded_at, superseded_by=successor,
+                rationale=past.rationale)
+        successor = past.id
 
 
 # ----------------------------------------------------------------------------------- writing
@@ -207,34 +288,25 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write(db: Store, project: Project, path: Path, text: str) -> bool:
+def write(db: Store, project: Project, path: Path, text: str, root: Path | None = None) -> bool:
     """Write ``text`` to ``path`` atomically when it differs from what is there; remember what
-    the file now holds either way. Returns whether the file was written."""
+    the file now holds either way. Returns whether the file was written.
+
+    ``root``: the worktree the file must stay inside (see :mod:`agentctx.team.fileio`, whose
+    :class:`~agentctx.team.fileio.TeamFileUnusable` this raises)."""
     data = text.encode("utf-8")
-    try:
-        current = path.read_bytes()
-    except FileNotFoundError:
-        current = None
+    current = fileio.read(path, root)
     changed = current != data
-    if changed:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(prefix=".context.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.chmod(temp, 0o644)
-            os.replace(temp, path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
-    remember(db, project, path, data)
+    real = fileio.write(path, root, data) if changed else fileio.real_path(path, root)
+    remember(db, project, path, data, real)
     return changed
 
 
-def remember(db: Store, project: Project, path: Path, data: bytes) -> None:
-    """Record that ``path`` holds ``data`` and is in step with the store as of now."""
-    stat = path.stat()
+def remember(db: Store, project: Project, path: Path, data: bytes,
+             real: Path | None = None) -> None:
+    """Record that ``path`` (really at ``real``) holds ``data`` and is in step with the store
+    as of now."""
+    stat = (real or path).stat()
     with db.write():
         teamstate.record_written(db, teamstate.FileState(
             str(path), project.id, sha256(data), stat.st_size, stat.st_mtime_ns,

@@ -28,14 +28,18 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from agentctx.store.models import CONFIDENCES
+from agentctx.store.ids import parse_time
 
 TEAM_SECTIONS: dict[str, str] = {
     "decision": "Decisions", "convention": "Conventions", "discovery": "Discoveries",
 }
-FORMAT_VERSION = 1
+# 2: a block no longer carries its writer's confidence and pin (each store keeps its own);
+# format 1 files are read, those two fields ignored.
+FORMAT_VERSION = 2
+# Far above any real count of edits, far below SQLite's integer limit.
+REVISION_MAX = 1_000_000_000
 BEGIN = "<!-- agentctx:record "
 END = "<!-- agentctx:end "
 CLOSE = " -->"
@@ -78,8 +82,6 @@ class Block:
     body: str
     valid_from: str
     revision: int = 1
-    confidence: str = "inferred"
-    pinned: bool = False
     key: str | None = None
     history: tuple[PastVersion, ...] = ()  # predecessors, oldest first
     line: int = field(default=0, compare=False)  # where the block starts in a parsed file
@@ -87,8 +89,7 @@ class Block:
     def fields(self) -> dict[str, object]:
         """The block's non-text fields, as its opening comment holds them."""
         return {"id": self.id, "type": self.type, "rev": self.revision,
-                "valid_from": self.valid_from, "confidence": self.confidence,
-                "pinned": self.pinned, "key": self.key, "sum": self.checksum()}
+                "valid_from": self.valid_from, "key": self.key, "sum": self.checksum()}
 
     def checksum(self) -> str:
         """A short hash of the block's text (title, body, history): a block that two edits were
@@ -117,6 +118,13 @@ class ParsedFile:
     blocks: tuple[Block, ...]
     duplicates: tuple[Duplicate, ...] = ()
     disagreeing: tuple[str, ...] = ()
+    errors: tuple[TeamFileError, ...] = ()  # one per malformed block, which was left out
+
+    def strict(self) -> ParsedFile:
+        """``self``; raises the first of :attr:`errors` when there is one."""
+        if self.errors:
+            raise self.errors[0]
+        return self
 
 
 # ----------------------------------------------------------------------------------- render
@@ -142,10 +150,7 @@ def render(project_name: str, blocks: Iterable[Block]) -> str:
 
 def _block_lines(block: Block) -> list[str]:
     data = json.dumps(block.fields(), sort_keys=True, ensure_ascii=False).replace(">", "\\u003e")
-    summary = [block.type, f"rev {block.revision}", f"since {block.valid_from[:10]}",
-               block.confidence]
-    if block.pinned:
-        summary.append("pinned")
+    summary = [block.type, f"rev {block.revision}", f"since {block.valid_from[:10]}"]
     if block.key:
         summary.append(f"key {' '.join(block.key.split())}")
     lines = [f"{BEGIN}{data}{CLOSE}", f"### {block.title}", "_" + " · ".join(summary) + "_"]
@@ -175,24 +180,34 @@ def _unescape(line: str) -> str:
 
 
 def parse(text: str) -> ParsedFile:
-    """Read a team file. Raises :class:`TeamFileError` naming the first line that is not in
-    the format; text outside blocks (headings, notes) is ignored."""
+    """Read a team file: every block that is in the format, and an error naming the line of
+    each one that is not (that block is left out; the others are still read). Text outside
+    blocks (headings, notes) is ignored."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     found: list[Block] = []
+    errors: list[TeamFileError] = []
     index = 0
     while index < len(lines):
         line = lines[index]
         if line.startswith(BEGIN):
-            block, index = _parse_block(lines, index)
+            try:
+                block, index = _parse_block(lines, index)
+            except TeamFileError as exc:
+                errors.append(exc)
+                index += 1
+                while index < len(lines) and not lines[index].startswith(BEGIN):
+                    index += 1  # on to the next block
+                continue
             found.append(block)
             continue
         if line.startswith("<!-- agentctx:"):
-            raise TeamFileError(index + 1, "a closing line without its opening "
-                                "'<!-- agentctx:record …' line")
+            errors.append(TeamFileError(index + 1, "a closing line without its opening "
+                                        "'<!-- agentctx:record …' line"))
         index += 1
-    return _dedupe(found)
+    parsed = _dedupe(found)
+    return replace(parsed, errors=tuple(sorted(errors, key=lambda e: e.line)))
 
 
 def _parse_block(lines: list[str], start: int) -> tuple[Block, int]:
@@ -229,9 +244,15 @@ def _parse_block(lines: list[str], start: int) -> tuple[Block, int]:
     if content and content[0] != "":
         raise TeamFileError(start + 4, "expected a blank line between the summary and the body")
     body = "\n".join(_unescape(line) for line in content[1:])
+    seen: set[str] = set()
+    for past in history:
+        if past.id == rid:
+            raise TeamFileError(number, f"the history of {rid} names the record itself")
+        if past.id in seen:
+            raise TeamFileError(number, f"the history of {rid} names {past.id} twice")
+        seen.add(past.id)
     block = Block(id=rid, type=str(fields["type"]), title=title, body=body,
                   valid_from=str(fields["valid_from"]), revision=int(str(fields["rev"])),
-                  confidence=str(fields["confidence"]), pinned=bool(fields["pinned"]),
                   key=None if fields["key"] is None else str(fields["key"]), history=history,
                   line=number)
     if block.checksum() != fields["sum"]:
@@ -255,8 +276,7 @@ def _fields(line: str, number: int) -> dict[str, object]:
         raise TeamFileError(number, f"the record's fields are not valid JSON ({exc})") from None
     if not isinstance(fields, dict):
         raise TeamFileError(number, "the record's fields are not a JSON object")
-    missing = [k for k in ("id", "type", "rev", "valid_from", "confidence", "pinned", "key",
-                           "sum") if k not in fields]
+    missing = [k for k in ("id", "type", "rev", "valid_from", "key", "sum") if k not in fields]
     if missing:
         raise TeamFileError(number, f"the record's fields lack {', '.join(missing)}")
     if not isinstance(fields["id"], str) or not _ULID.match(fields["id"]):
@@ -267,18 +287,23 @@ def _fields(line: str, number: int) -> dict[str, object]:
     rev = fields["rev"]
     if not isinstance(rev, int) or isinstance(rev, bool) or rev < 1:
         raise TeamFileError(number, f"revision {rev!r} is not a positive whole number")
-    if fields["confidence"] not in CONFIDENCES:
-        raise TeamFileError(number, f"confidence {fields['confidence']!r} is not one of "
-                            f"{', '.join(CONFIDENCES)}")
-    if not isinstance(fields["pinned"], bool):
-        raise TeamFileError(number, "pinned must be true or false")
+    if rev > REVISION_MAX:
+        raise TeamFileError(number, f"revision {rev} is larger than {REVISION_MAX:,}")
     if fields["key"] is not None and not isinstance(fields["key"], str):
         raise TeamFileError(number, "key must be text or null")
     if not isinstance(fields["sum"], str):
         raise TeamFileError(number, "sum must be text")
-    if not isinstance(fields["valid_from"], str) or not fields["valid_from"]:
-        raise TeamFileError(number, "valid_from must be a date")
+    if not isinstance(fields["valid_from"], str) or not _is_time(fields["valid_from"]):
+        raise TeamFileError(number, f"valid_from {fields['valid_from']!r} is not a date")
     return fields
+
+
+def _is_time(text: str) -> bool:
+    try:
+        parse_time(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _history(lines: list[str], first: int) -> tuple[PastVersion, ...]:
@@ -295,6 +320,8 @@ def _history(lines: list[str], first: int) -> tuple[PastVersion, ...]:
         if match is None or not _ULID.match(match.group("id")):
             raise TeamFileError(first + offset, "expected a history line "
                                 "('- `<id>` <from> → <until>: <title>')")
+        if not (_is_time(match.group("start")) and _is_time(match.group("end"))):
+            raise TeamFileError(first + offset, "a history line's dates are not dates")
         found.append(PastVersion(match.group("id"), match.group("title"), match.group("start"),
                                  match.group("end")))
     return tuple(found)

@@ -19,10 +19,11 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import ContentSwitcher, Input, Static
 
 from agentctx import config
 from agentctx.store import Store, StoreError
+from agentctx.tui.actions import Action, bindings
 from agentctx.tui.appstate import AppState
 from agentctx.tui.cells import home_path, parse_now
 from agentctx.tui.messages import ProjectChosen, ShowChain
@@ -42,6 +43,22 @@ def _commands() -> type[Provider]:
     from agentctx.tui.commands import AgentctxCommands
 
     return AgentctxCommands
+
+
+# The app's own keys (the panes' keys 1-8 come from the registry).
+APP_ACTIONS = (
+    Action("r", "refresh_pane", "Refresh", "read the pane on screen from the store again",
+           "Refresh", footer=False),
+    Action("w", "web", "Web", "start the local web view (its address shows in the status "
+           "line; it stops on quit)", "Web view", footer=False),
+    Action("question_mark", "help", "Help", "the keys of the pane on screen (all of them "
+           "below)", "Help", footer=False),
+    Action("ctrl+p", "command_palette", "Palette", "command palette: every action, with its "
+           "key", footer=False, palette=False, bound=False),
+    Action("escape", "leave", "Back", "leave a field, close a panel or dialog", footer=False,
+           palette=False),
+    Action("q", "quit", "Quit", "quit", footer=False),
+)
 
 
 class TabBar(Static):
@@ -69,16 +86,13 @@ class AgentctxApp(App[None]):
 
     TITLE = "agentctx"
     CSS_PATH: ClassVar[list[str | PurePath]] = [HERE / "agentctx.tcss"]
-    COMMANDS = App.COMMANDS | {_commands}
+    # Ours only (no system commands): each action once, with its key.
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {_commands}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
         *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False)
           for pane in PANES),
-        Binding("r", "refresh_pane", "Refresh", show=False),
-        Binding("w", "web", "Web view", show=False),
-        Binding("question_mark", "help", "Help"),
-        Binding("q", "quit", "Quit"),
-        Binding("escape", "leave", "Back", show=False),
+        *bindings(APP_ACTIONS),
     ]
 
     def __init__(self, state: AppState | None, *, problem: str | None = None,
@@ -202,11 +216,16 @@ class AgentctxApp(App[None]):
         """Open the help screen (``?``)."""
         from agentctx.tui.help import HelpScreen
 
-        self.push_screen(HelpScreen(self.pane(self.current_pane)))
+        self.push_screen(HelpScreen(self.pane(self.current_pane), APP_ACTIONS))
 
     def action_leave(self) -> None:
-        """``escape`` where nothing else took it: back to the pane's main widget."""
-        self.pane(self.current_pane).focus_main()
+        """``escape`` where nothing else took it: out of a field (to the pane's table), else
+        back to the pane's main widget."""
+        pane = self.pane(self.current_pane)
+        if isinstance(self.screen.focused, Input):
+            pane.leave_field()
+        else:
+            pane.focus_main()
 
     def on_project_chosen(self, message: ProjectChosen) -> None:
         from agentctx.store import projects as proj
@@ -220,7 +239,7 @@ class AgentctxApp(App[None]):
     async def on_show_chain(self, message: ShowChain) -> None:
         from agentctx.tui.chains_pane import ChainsPane
 
-        pane = await self.show_pane(ChainsPane.PANE_ID)
+        pane = await self.show_pane(ChainsPane.spec().pane_id)
         assert isinstance(pane, ChainsPane)
         pane.show_chain_of(message.record_id)
 

@@ -7,11 +7,8 @@ the pane on that record's chain alone; ``escape`` goes back to every chain.
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
@@ -20,9 +17,10 @@ from agentctx.store import records as rec
 from agentctx.store.chains import Chain
 from agentctx.store.errors import NotFound, StoreError
 from agentctx.store.models import Record
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize
-from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
-from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
+from agentctx.tui.pane import Pane, PaneTitle
 
 PAGE = 50
 
@@ -41,18 +39,16 @@ def version_label(chain: Chain, index: int, width: int) -> Text:
 class ChainsPane(RecordEditing, Pane):
     """The active project's supersession chains, newest change first."""
 
-    PANE_ID = "chains"
-    PANE_NAME = "Chains"
-    KEY = "3"
-    HELP_KEYS = (("enter / space", "expand or collapse a chain"),
-                 ("m", "load more chains"), ("escape", "back to every chain after a jump"),
-                 *EDIT_HELP)
-    PALETTE = (PaletteAction("Load more chains", "Read the next page of chains", "more"),
-               PaletteAction("Every chain", "Back from one record's chain", "all_chains"),
-               *EDIT_PALETTE)
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("m", "more", "More"), Binding("escape", "all_chains", "All chains", show=False),
-        *EDIT_BINDINGS]
+    ACTIONS = (
+        Action("enter", "open_version", "Open", "open the version under the cursor in full, "
+               "with why it changed", "Open version", priority=True),
+        Action("space", "toggle_node", "Expand", "expand or collapse a chain", footer=False,
+               palette=False, bound=False),
+        Action("m", "more", "More", "load more chains", "Load more chains"),
+        Action("escape", "all_chains", "All chains", "back to every chain after a jump",
+               "Every chain", footer=False),
+        *EDIT_ACTIONS,
+    )
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -127,6 +123,35 @@ class ChainsPane(RecordEditing, Pane):
         self.reload()
         self.screen.set_focus(self.query_one(Tree))
 
+    def action_open_version(self) -> None:
+        """``enter``: a chain's line expands or collapses; a version opens in full (title,
+        dates, body and why it changed)."""
+        tree = self.query_one(Tree)
+        node = tree.cursor_node
+        if node is None:
+            return
+        if node.parent is tree.root:
+            node.toggle()
+            return
+        record = self.edit_target()
+        if record is None:
+            return
+        try:
+            chain = store_chains.chain_of(self.state.db, record.id)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        version = next((v for v in chain.versions if v.record.id == record.id), None)
+        short = rec.short_ids(self.state.db, [record.id])[record.id]
+        until = day(record.superseded_at) if record.superseded_at else "now"
+        text = (f"# {record.title}\n\n**{record.type}** · `{short}` · {day(record.valid_from)} → "
+                f"{until}\n\n{record.body.strip() or '_(no body)_'}")
+        if version is not None and version.rationale:
+            text += f"\n\n## Why it changed\n\n{version.rationale}"
+        from agentctx.tui.widgets.reader import ReaderScreen
+
+        self.app.push_screen(ReaderScreen(text))
+
     def action_all_chains(self) -> None:
         """Back to every chain of the project."""
         if self.focus_id is not None:
@@ -156,13 +181,13 @@ class ChainsPane(RecordEditing, Pane):
         except NotFound:
             return None
 
-    def after_write(self, record: Record | None) -> None:
+    def after_write(self, record: Record | None, *, follow: bool = True) -> None:
         """Follow a supersede: the chain shown is the one through the new version."""
         if self.focus_id is not None and record is not None:
             self.focus_id = record.id
         elif record is None:
             self.focus_id = None
-        super().after_write(record)
+        super().after_write(record, follow=follow)
 
     def project_changed(self) -> None:
         self.focus_id = None

@@ -19,9 +19,20 @@ from agentctx.store.details import RecordDetail
 from agentctx.tui.cells import minute
 
 
-def detail_markdown(item: RecordDetail, short_id: str) -> str:
-    """The detail of one record as Markdown (what the panel shows)."""
+def linked_ids(item: RecordDetail) -> list[str]:
+    """Every record id the detail of ``item`` shows (itself and its chain links)."""
+    found = [item.record.id, *(link.id for link in item.supersedes)]
+    if item.superseded_by is not None:
+        found.append(item.superseded_by.id)
+    return found
+
+
+def detail_markdown(item: RecordDetail, shorts: dict[str, str]) -> str:
+    """The detail of one record as Markdown (what the panel shows); ``shorts`` holds the store's
+    short id of every id in :func:`linked_ids`, so each one shown resolves with
+    ``agentctx show``."""
     r = item.record
+    short_id = shorts.get(r.id, r.id)
     state = "current" if r.current else "superseded"
     if r.archived:
         state += ", archived"
@@ -46,13 +57,14 @@ def detail_markdown(item: RecordDetail, short_id: str) -> str:
     out += ["", r.body.strip() or "_(no body)_", "", "## Chain"]
     chain = []
     for link in item.supersedes:
-        chain.append(f"- replaced **{link.title or '(forgotten)'}** (`{link.id[:10]}`, "
+        short = shorts.get(link.id, link.id)
+        chain.append(f"- replaced **{link.title or '(forgotten)'}** (`{short}`, "
                      f"valid from {minute(link.valid_from)})"
                      + (f" — because: {link.rationale}" if link.rationale else ""))
     if item.superseded_by is not None:
         link = item.superseded_by
         chain.append(f"- replaced on {minute(r.superseded_at)} by **{link.title or '(forgotten)'}**"
-                     f" (`{link.id[:10]}`)" + (f" — because: {link.rationale}"
+                     f" (`{shorts.get(link.id, link.id)}`)" + (f" — because: {link.rationale}"
                                                if link.rationale else ""))
     elif r.superseded_at:
         chain.append(f"- retired on {minute(r.superseded_at)}"
@@ -90,10 +102,10 @@ class DetailPanel(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Markdown("", id="detail-body")
 
-    def show(self, item: RecordDetail, short_id: str) -> None:
+    def show(self, item: RecordDetail, shorts: dict[str, str]) -> None:
         """Show ``item`` and scroll to its top."""
         self.item = item
-        self.query_one(Markdown).update(detail_markdown(item, short_id))
+        self.query_one(Markdown).update(detail_markdown(item, shorts))
         self.scroll_home(animate=False)
 
     def action_close(self) -> None:

@@ -9,12 +9,11 @@ memory files and stores the drift scores, as ``agentctx sync`` does).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from rich.syntax import Syntax
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
@@ -25,8 +24,9 @@ from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Project, Record
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize, home_path
-from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.confirm import ConfirmScreen
 from agentctx.tui.widgets.table import PlainTable
 
@@ -36,22 +36,15 @@ DISMISSED = "dismissed"
 class DriftPane(Pane):
     """Drift candidates of the active project and the diff that would fix them."""
 
-    PANE_ID = "drift"
-    PANE_NAME = "Drift"
-    KEY = "7"
-    HELP_KEYS = (("A", "apply the proposed diff to the memory files (asks first)"),
-                 ("x", "dismiss the candidate: intentionally absent, no longer flagged"),
-                 ("X", "flag a dismissed record again"), ("s", "scan again"))
-    PALETTE = (PaletteAction("Apply the diff", "Write the proposed changes (asks first)",
-                             "apply"),
-               PaletteAction("Dismiss candidate", "Stop flagging the highlighted record",
-                             "dismiss"),
-               PaletteAction("Undismiss record", "Flag the highlighted dismissed record again",
-                             "undismiss"),
-               PaletteAction("Scan again", "Read the memory files again", "scan"))
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("A", "apply", "Apply"), Binding("x", "dismiss", "Dismiss"),
-        Binding("X", "undismiss", "Undismiss"), Binding("s", "scan", "Scan")]
+    ACTIONS = (
+        Action("A", "apply", "Apply", "apply the proposed diff to the memory files (asks first)",
+               "Apply the diff"),
+        Action("x", "dismiss", "Dismiss", "dismiss the candidate: intentionally absent, no "
+               "longer flagged", "Dismiss candidate"),
+        Action("X", "undismiss", "Undismiss", "flag a dismissed record again",
+               "Undismiss record"),
+        Action("s", "scan", "Scan", "scan the memory files again", "Scan again"),
+    )
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

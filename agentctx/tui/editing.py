@@ -13,13 +13,11 @@ import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from textual.binding import Binding
-
 from agentctx.store import details
 from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft, Record
-from agentctx.tui.pane import PaletteAction
+from agentctx.tui.actions import Action
 from agentctx.tui.writes import CONFIDENCE_LADDER, Writer, fingerprint
 
 if TYPE_CHECKING:
@@ -28,42 +26,26 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-EDIT_BINDINGS = [
-    Binding("n", "new_record", "New"),
-    Binding("e", "edit_record", "Edit"),
-    Binding("E", "edit_in_editor", "$EDITOR", show=False),
-    Binding("s", "supersede_record", "Supersede"),
-    Binding("p", "toggle_pin", "Pin"),
-    Binding("plus", "confidence(1)", "Conf+", show=False),
-    Binding("minus", "confidence(-1)", "Conf-", show=False),
-    Binding("d", "forget_record", "Forget", show=False),
-    Binding("u", "undo", "Undo", show=False),
-]
-EDIT_HELP = (
-    ("n", "new record (a form: type, title, body, scope, files, confidence)"),
-    ("e", "edit the record in a form (id kept, change audited)"),
-    ("E", "edit the record's title and body in $EDITOR"),
-    ("s", "supersede: the successor's title and body, then why (required)"),
-    ("p", "pin or unpin"),
-    ("+ / -", "confidence up / down (inferred ↔ reinforced ↔ explicit)"),
-    ("d", "forget the record everywhere (asks first; cannot be undone)"),
-    ("u", "undo the last edit, pin or confidence change (supersede and forget ask first "
-          "instead: they are not undone)"),
-    ("ctrl+s / escape", "in a form: save / cancel; tab moves to the next field"),
+EDIT_ACTIONS = (
+    Action("n", "new_record", "New", "new record (a form: type, title, body, scope, files, "
+           "confidence)", "New record"),
+    Action("e", "edit_record", "Edit", "edit the record in a form (id kept, change audited)",
+           "Edit record"),
+    Action("E", "edit_in_editor", "$EDITOR", "edit the record's title and body in $EDITOR",
+           "Edit record in $EDITOR", footer=False),
+    Action("s", "supersede_record", "Supersede", "supersede: the successor's title and body, "
+           "then why (required)", "Supersede record"),
+    Action("p", "toggle_pin", "Pin", "pin or unpin (always ranked first, never pruned)",
+           "Pin / unpin record"),
+    Action("plus", "confidence(1)", "Conf+", "confidence up (inferred → reinforced → explicit)",
+           "Confidence up", footer=False),
+    Action("minus", "confidence(-1)", "Conf-", "confidence down", "Confidence down",
+           footer=False),
+    Action("d", "forget_record", "Forget", "forget the record everywhere (asks first; cannot "
+           "be undone)", "Forget record", footer=False),
+    Action("u", "undo", "Undo", "undo the last edit, pin or confidence change (supersede and "
+           "forget ask first instead: they are not undone)", "Undo", footer=False),
 )
-EDIT_PALETTE = (
-    PaletteAction("New record", "Record a decision, convention, preference…", "new_record"),
-    PaletteAction("Edit record", "Correct the record in place (form)", "edit_record"),
-    PaletteAction("Edit record in $EDITOR", "Title and body in your editor", "edit_in_editor"),
-    PaletteAction("Supersede record", "Replace it by a successor, with why", "supersede_record"),
-    PaletteAction("Pin / unpin record", "Always ranked first, never pruned", "toggle_pin"),
-    PaletteAction("Confidence up", "inferred → reinforced → explicit", "confidence(1)"),
-    PaletteAction("Confidence down", "explicit → reinforced → inferred", "confidence(-1)"),
-    PaletteAction("Forget record", "Delete it everywhere (asks first)", "forget_record"),
-    PaletteAction("Undo", "Undo the last edit, pin or confidence change", "undo"),
-)
-EDIT_ACTIONS = frozenset({"new_record", "edit_record", "edit_in_editor", "supersede_record",
-                          "toggle_pin", "confidence", "forget_record", "undo"})
 
 
 class RecordEditing:
@@ -76,8 +58,9 @@ class RecordEditing:
         """The record the keys act on (the highlighted one, or the one open in detail)."""
         return None
 
-    def after_write(self, record: Record | None) -> None:
-        """Read the pane again after one of its writes (panes refine this)."""
+    def after_write(self, record: Record | None, *, follow: bool = True) -> None:
+        """Read the pane again after one of its writes (panes refine this): the cursor goes to
+        ``record`` when ``follow``, else stays on the record it was on."""
         reload = getattr(self, "reload", None)
         if reload is not None:
             self.agentctx_app.guarded(reload)
@@ -113,9 +96,9 @@ class RecordEditing:
         except (StoreError, sqlite3.Error):
             return record_id[:12]
 
-    def _done(self, message: str, record: Record | None) -> None:
+    def _done(self, message: str, record: Record | None, *, follow: bool = True) -> None:
         self.agentctx_app.notify(message, timeout=3)
-        self.after_write(record)
+        self.after_write(record, follow=follow)
 
     # ------------------------------------------------------------------ actions
 
@@ -136,7 +119,9 @@ class RecordEditing:
 
         def done(created: Record | None) -> None:
             if created is not None:
-                self._done(f"recorded {created.type} {self.short(created.id)}", created)
+                # The cursor stays on the record it was on (the new one sorts in elsewhere).
+                self._done(f"recorded {created.type} {self.short(created.id)}", created,
+                           follow=False)
 
         self.agentctx_app.push_screen(RecordForm(save, project_name=project.name), done)
 
@@ -166,22 +151,35 @@ class RecordEditing:
 
     def action_edit_in_editor(self) -> None:
         """``E``: title and body in ``$EDITOR`` (the app suspends until the editor exits)."""
-        from agentctx.edit_text import EditorError, edit_in_editor
+        from agentctx.edit_text import EditorError, edit_in_editor, editor_command
 
         record = self._target()
         if record is None:
             return
         app = self.agentctx_app
         seen = fingerprint(record)
-        try:
-            with app.suspend():
-                title, body = edit_in_editor(record.title, record.body, record.id)
-        except EditorError as exc:
-            app.notify(f"nothing written: {exc}", severity="error", timeout=6)
+        if not editor_command():
+            app.notify("nothing written: no $EDITOR set (set EDITOR, or use e for the form)",
+                       severity="error", timeout=6)
             return
+        failed: EditorError | None = None
+        title, body = record.title, record.body
+        try:
+            # Textual resumes the app only when the block ends normally: every error of the
+            # editor is caught inside it, so the terminal always comes back to the app.
+            with app.suspend():
+                try:
+                    title, body = edit_in_editor(record.title, record.body, record.id)
+                except EditorError as exc:
+                    failed = exc
+                except Exception as exc:  # anything else the editor's run raises
+                    failed = EditorError(str(exc) or type(exc).__name__)
         except Exception as exc:  # SuspendNotSupported (a headless or web driver)
             app.notify(f"cannot suspend the browser here: {exc or type(exc).__name__}",
                        severity="error")
+            return
+        if failed is not None:
+            app.notify(f"nothing written: {failed}", severity="error", timeout=6)
             return
         if title == record.title and body == record.body:
             app.notify("no change", timeout=2)

@@ -1,72 +1,79 @@
-"""The help screen (``?``): every pane's keys, the pane on screen first."""
+"""The help screen (``?``): the keys of the pane on screen, one line each, then the app's keys
+on one line, then the other panes' keys below (scroll) — all generated from the action tables."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Static
 
-if TYPE_CHECKING:
-    from agentctx.tui.pane import Pane
+from agentctx.tui.actions import Action, help_rows
+from agentctx.tui.editing import RecordEditing
+from agentctx.tui.pane import Pane
+from agentctx.tui.registry import PANES
+from agentctx.tui.widgets.keybar import KEY_STYLE, KeyBar
 
-GLOBAL_KEYS = (
-    ("1-8", "switch pane (Projects, Records, Chains, Profile, Sessions, Live, Drift, Preview)"),
-    ("r", "refresh the pane from the store"),
-    ("w", "start the local web view (its address shows in the status line; it stops on quit)"),
-    ("?", "this help"),
-    ("ctrl+p", "command palette: every pane and action"),
-    ("escape", "leave a field, close a panel or dialog"),
-    ("q", "quit"),
-)
+FORM_KEYS = (("^s", "save"), ("esc", "cancel"), ("tab", "next field"))
 
 
-def keys_of(pane: type[Pane] | Pane) -> list[tuple[str, str]]:
-    """The keys a pane (and the widgets it declares them on) answers to, with their help."""
-    found = []
-    for binding in getattr(pane, "HELP_KEYS", ()):
-        found.append(binding)
-    return found
+def _rows(text: Text, rows: list[tuple[str, str]], width: int) -> None:
+    for key, does in rows:
+        text.append(f" {key:>{width}} ", style=KEY_STYLE)
+        text.append(does + "\n")
 
 
-def help_markdown(current: Pane) -> str:
-    """The help text: global keys, then the pane on screen, then the others."""
-    from agentctx.tui.registry import PANES
-
-    lines = ["# agentctx keys", "", "| key | does |", "|---|---|"]
-    lines += [f"| `{k}` | {d} |" for k, d in GLOBAL_KEYS]
-    classes = [spec.load() for spec in PANES]
-    ordered = [type(current), *(p for p in classes if p is not type(current))]
-    for pane in ordered:
-        keys = keys_of(pane)
-        if not keys:
+def help_text(current: type[Pane], app_actions: tuple[Action, ...]) -> Text:
+    """The help: the pane on screen, the app's keys, then every other pane."""
+    spec = current.spec()
+    text = Text()
+    text.append(f"{spec.key} {spec.name}\n", style="bold")
+    rows = help_rows(current.ACTIONS)
+    if issubclass(current, RecordEditing):
+        rows.append(("forms", " · ".join(f"{k} {d}" for k, d in FORM_KEYS)))
+    _rows(text, rows, max((len(k) for k, _ in rows), default=1))
+    text.append("\nEverywhere ", style="bold")
+    everywhere = [("1-8", "panes"), *((a.keys, a.title.lower()) for a in app_actions)]
+    for key, does in everywhere:
+        text.append(f" {key} ", style=KEY_STYLE)
+        text.append(does)
+    text.append("\n")
+    for other in PANES:
+        if other.name == spec.name:
             continue
-        lines += ["", f"## {pane.KEY} {pane.PANE_NAME}", "", "| key | does |", "|---|---|"]
-        lines += [f"| `{k}` | {d} |" for k, d in keys]
-    return "\n".join(lines)
+        cls = other.load()
+        text.append(f"\n{other.key} {other.name}\n", style="bold")
+        others = help_rows(cls.ACTIONS)
+        _rows(text, others, max((len(k) for k, _ in others), default=1))
+    return text
 
 
 class HelpScreen(ModalScreen[None]):
-    """Keys of the whole app; ``escape``, ``q`` or ``?`` close it."""
+    """The keys; ``escape``, ``q`` or ``?`` close it."""
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; max-width: 100%; height: 90%;
-                                  border: round $accent; background: $surface; }
+    HelpScreen > VerticalScroll { width: 100; max-width: 100%; height: 1fr; max-height: 100%;
+                                  border: round $accent; background: $surface;
+                                  padding: 0 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, current: Pane) -> None:
+    def __init__(self, current: Pane, app_actions: tuple[Action, ...]) -> None:
         super().__init__()
         self.current = current
+        self.app_actions = app_actions
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Markdown(help_markdown(self.current))
+        with VerticalScroll() as box:
+            box.border_title = "keys (scroll for the other panes)"
+            yield Static(help_text(type(self.current), self.app_actions), id="help-text")
+        yield KeyBar(tail=())
 
     def action_close(self) -> None:
         """Close the help."""

@@ -17,6 +17,7 @@ from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store import sessions as store_sessions
 from agentctx.store.models import Receipt, ReceiptItem
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import ago, ellipsize, minute, tokens
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
@@ -49,10 +50,8 @@ def records_cell(receipt: Receipt, titles: dict[str, str]) -> str:
 class LivePane(Pane):
     """Injections of every project as they happen."""
 
-    PANE_ID = "live"
-    PANE_NAME = "Live"
-    KEY = "6"
-    HELP_KEYS = (("", "injections appear here as Claude Code runs (every tui_poll_ms)"),)
+    ACTIONS = (Action("", "", "", "injections appear here as Claude Code runs (every "
+                      "tui_poll_ms)", footer=False, palette=False, bound=False),)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

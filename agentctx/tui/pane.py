@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.widgets import Static
 
+from agentctx.tui.actions import Action, bindings
 from agentctx.tui.cells import ellipsize
+from agentctx.tui.registry import PaneSpec, spec_of
 
 if TYPE_CHECKING:
     from agentctx.tui.app import AgentctxApp
     from agentctx.tui.appstate import AppState
-
-
-class PaletteAction(NamedTuple):
-    """A pane action offered in the command palette: its name, help and action string."""
-
-    name: str
-    help: str
-    action: str
 
 
 class PaneTitle(Static):
@@ -53,6 +48,8 @@ class Pane(Vertical):
     SCOPED_CSS = False  # the .tcss rules name the pane themselves
 
     def __init_subclass__(cls, **kwargs: object) -> None:
+        if "ACTIONS" in cls.__dict__:  # before Textual merges the class's bindings
+            cls.BINDINGS = list[BindingType](bindings(cls.ACTIONS))
         super().__init_subclass__(**kwargs)  # type: ignore[arg-type]
         module = sys.modules[cls.__module__].__file__
         if module:
@@ -60,13 +57,13 @@ class Pane(Vertical):
             if styles.is_file():
                 cls.DEFAULT_CSS = styles.read_text(encoding="utf-8")
 
-    PANE_ID: ClassVar[str] = ""
-    PANE_NAME: ClassVar[str] = ""
-    KEY: ClassVar[str] = ""
-    # Actions of this pane the command palette offers (next to "go to <pane>").
-    PALETTE: ClassVar[tuple[PaletteAction, ...]] = ()
-    # Keys and what they do, for the help screen.
-    HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    # The pane's keys: its bindings, its help rows and its palette entries.
+    ACTIONS: ClassVar[tuple[Action, ...]] = ()
+
+    @classmethod
+    def spec(cls) -> PaneSpec:
+        """The pane's id, name and key, as the registry holds them."""
+        return spec_of(cls.__module__, cls.__name__)
 
     @property
     def state(self) -> AppState:
@@ -98,7 +95,15 @@ class Pane(Vertical):
     @property
     def is_active(self) -> bool:
         """Whether this pane is the one on screen."""
-        return self.agentctx_app.current_pane == self.PANE_ID
+        return self.agentctx_app.current_pane == self.spec().pane_id
+
+    def leave_field(self) -> None:
+        """``escape`` in a field: focus the pane's table or tree (the field keeps its text)."""
+        for widget in self.query("DataTable, Tree").results():
+            if widget.display and widget.focusable:
+                self.screen.set_focus(widget)
+                return
+        self.screen.set_focus(None)
 
     def focus_main(self) -> None:
         """Focus the pane's main widget (its table or tree)."""

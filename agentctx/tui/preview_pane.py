@@ -7,31 +7,27 @@ it runs are coalesced into the next run.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
 from agentctx import judgement
 from agentctx.budget import estimate_tokens
 from agentctx.store.models import Project
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize
-from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 
 class PreviewPane(Pane):
     """What a prompt would get."""
 
-    PANE_ID = "preview"
-    PANE_NAME = "Preview"
-    KEY = "8"
-    HELP_KEYS = (("/", "type a prompt (updates as you type); escape leaves the field"),)
-    PALETTE = (PaletteAction("Type a prompt", "Preview what a prompt would be given", "type"),)
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("slash", "type", "Prompt")]
+    ACTIONS = (Action("slash", "type", "Prompt", "type a prompt (updates as you type); "
+                      "escape leaves the field", "Type a prompt"),)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

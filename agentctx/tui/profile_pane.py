@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import BindingType
 from textual.widgets import DataTable, Static
 
 from agentctx.store import profiles
 from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
 from agentctx.store.models import Record
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize
-from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
+from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
@@ -24,12 +24,11 @@ class ProfilePane(RecordEditing, Pane):
     """Preferences (rule, category, confidence, reinforcement, where learned) and the project's
     stack, commands and entry points."""
 
-    PANE_ID = "profile"
-    PANE_NAME = "Profile"
-    KEY = "4"
-    HELP_KEYS = (("tab", "move between the preferences and the project profile"), *EDIT_HELP)
-    PALETTE = EDIT_PALETTE
-    BINDINGS: ClassVar[list[BindingType]] = [*EDIT_BINDINGS]
+    ACTIONS = (
+        Action("tab", "", "", "move between the preferences and the project profile",
+               footer=False, palette=False, bound=False),
+        *EDIT_ACTIONS,
+    )
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Profile", classes="pane-title")

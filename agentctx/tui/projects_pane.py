@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.widgets import DataTable, Static
 
 from agentctx.store import projects as proj
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import ago, ellipsize, home_path, tokens
 from agentctx.tui.messages import ProjectChosen
 from agentctx.tui.pane import Pane, PaneTitle
@@ -27,11 +27,8 @@ def by_type(counts: dict[str, int]) -> str:
 class ProjectsPane(Pane):
     """Every project the store knows, most recently active first."""
 
-    PANE_ID = "projects"
-    PANE_NAME = "Projects"
-    KEY = "1"
-    HELP_KEYS = (("enter", "make the project the active one of every pane"),)
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "choose", "Choose", show=True)]
+    ACTIONS = (Action("enter", "choose", "Choose", "make the project the active one of every "
+                      "pane", "Choose project", priority=True),)
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Projects", classes="pane-title")

@@ -9,21 +9,23 @@ the next search, so stale searches never pile up and the table shows the newest 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from agentctx.store import records as rec
+from agentctx.store.errors import NotFound
 from agentctx.store.ids import parse_time
 from agentctx.store.models import Hit, Record
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize
-from agentctx.tui.editing import EDIT_BINDINGS, EDIT_HELP, EDIT_PALETTE, RecordEditing
+from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.listing import Filters
-from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
+BESIDE_WIDTH = 100  # from this many columns the detail panel sits beside the table
+DETAIL_SHARE = 45  # the detail panel's share of the width then (records_pane.tcss)
+FOLLOW_PAGES = 10  # how far a reload reads on to keep the cursor on its record
 SEARCH_LIMIT = 100
 ORDER_NAMES = tuple(rec.ORDERS)
 FIXED_WIDTH = 10 + 10 + 10 + 1 + 10 + 2 * 6 + 2  # every column but the title, with padding
@@ -48,40 +53,24 @@ def check_date(text: str) -> str | None:
 class RecordsPane(RecordEditing, Pane):
     """The active project's records."""
 
-    PANE_ID = "records"
-    PANE_NAME = "Records"
-    KEY = "2"
-    HELP_KEYS = (("/", "search as you type (the store's one search); escape leaves the field"),
-                 ("enter", "open the record's detail panel"),
-                 ("f", "filter by type, confidence, pinned, superseded"),
-                 ("a", "as of a date: what was in force then"),
-                 ("o", "sort: newest, oldest, title, type, confidence"),
-                 ("g", "include the global profile (developer preferences)"),
-                 ("c", "the record's supersession chain"), ("y", "copy the record's id"),
-                 ("escape", "close the detail panel"), *EDIT_HELP,
-                 ("m", "merge candidates: near-duplicate pairs consolidation found"))
-    PALETTE = (PaletteAction("Search", "Search the records as you type", "search"),
-               PaletteAction("Filter", "Filter by type, confidence, pinned, superseded", "filter"),
-               PaletteAction("As of a date", "Show what was in force at a date", "as_of"),
-               PaletteAction("Sort", "Cycle the sort order", "sort"),
-               PaletteAction("Toggle global scope", "Include the global profile", "toggle_global"),
-               PaletteAction("Chain of the record", "Open the highlighted record's chain",
-                             "chain"),
-               PaletteAction("Copy record id", "Copy the highlighted record's id", "copy_id"),
-               *EDIT_PALETTE,
-               PaletteAction("Merge candidates", "Review near-duplicate pairs", "merge"))
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "open", "Open", priority=True),
-        Binding("slash", "search", "Search"),
-        Binding("f", "filter", "Filter"),
-        Binding("a", "as_of", "As of"),
-        Binding("o", "sort", "Sort"),
-        Binding("g", "toggle_global", "Global"),
-        Binding("c", "chain", "Chain", show=False),
-        Binding("y", "copy_id", "Copy id", show=False),
-        *EDIT_BINDINGS,
-        Binding("m", "merge", "Merge", show=False),
-    ]
+    ACTIONS = (
+        Action("enter", "open", "Open", "open the record's detail panel (beside the table when "
+               "the terminal is wide)", "Open record", priority=True),
+        Action("slash", "search", "Search", "search as you type (the store's one search); "
+               "escape leaves the field"),
+        Action("f", "filter", "Filter", "filter by type, confidence, pinned, superseded"),
+        Action("a", "as_of", "As of", "as of a date: what was in force then", "As of a date"),
+        Action("o", "sort", "Sort", "sort: newest, oldest, title, type, confidence"),
+        Action("g", "toggle_global", "Global", "include the global profile (developer "
+               "preferences)", "Toggle global scope"),
+        Action("c", "chain", "Chain", "the record's supersession chain", "Chain of the record",
+               footer=False),
+        Action("y", "copy_id", "Copy id", "copy the record's id", "Copy record id",
+               footer=False),
+        *EDIT_ACTIONS,
+        Action("m", "merge", "Merge", "merge candidates: near-duplicate pairs consolidation "
+               "found", "Merge candidates", footer=False),
+    )
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -97,7 +86,7 @@ class RecordsPane(RecordEditing, Pane):
         self.records: dict[str, Record] = {}
         self._search_busy = False
         self._next_search: str | None = None
-        self._shown_for: tuple[object, ...] | None = None
+        self._follow: str | None = None  # the record the cursor goes to on the next reload
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Records", classes="pane-title")
@@ -105,7 +94,8 @@ class RecordsPane(RecordEditing, Pane):
         yield Static("", classes="empty", markup=False)
         table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
                                           id="records-table")
-        yield table
+        with Horizontal(id="records-body"):
+            yield table
 
     def on_mount(self) -> None:
         self._columns()
@@ -115,7 +105,9 @@ class RecordsPane(RecordEditing, Pane):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """While the detail panel is open its own keys show in the footer, not the table's."""
-        return action not in self.TABLE_ACTIONS or self.detail_panel() is None
+        panel = self.detail_panel()
+        return (action not in self.TABLE_ACTIONS or panel is None
+                or (self.has_class("beside") and not panel.has_focus_within))
 
     def detail_panel(self) -> DetailPanel | None:
         """The detail panel when it is open (it is mounted on first use)."""
@@ -128,7 +120,10 @@ class RecordsPane(RecordEditing, Pane):
             self.reload()
 
     def _title_width(self) -> int:
-        return max(16, (self.size.width or 80) - FIXED_WIDTH)
+        width = self.size.width or 80
+        if self.has_class("beside"):
+            width -= width * DETAIL_SHARE // 100
+        return max(16, width - FIXED_WIDTH)
 
     def _columns(self) -> None:
         table = self.query_one(DataTable)
@@ -153,12 +148,16 @@ class RecordsPane(RecordEditing, Pane):
                 "as_of": self.as_of}
 
     def reload(self) -> None:
-        """Read the listing (or run the search) again, keeping the cursor where it was."""
+        """Read the listing (or run the search) again, the cursor on the record it was on (by
+        id: rows move when records are written), else on the row it was at."""
+        under = self.highlighted()
+        self._follow = self._follow or (under.id if under is not None else None)
         if self.query_text:
             self._start_search(self.query_text)
             return
         table = self.query_one(DataTable)
         keep = table.cursor_row
+        follow, self._follow = self._follow, None
         self._columns()
         self.records = {}
         self.loaded = 0
@@ -167,6 +166,11 @@ class RecordsPane(RecordEditing, Pane):
         self._load_page()
         while self.loaded <= keep and self._more:
             self._load_page()
+        while (follow is not None and follow not in self.records and self._more
+               and self.loaded < FOLLOW_PAGES * PAGE):
+            self._load_page()
+        if follow in self.records:
+            keep = table.get_row_index(follow)
         if table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1), animate=False)
         self.search_mode = ""
@@ -210,6 +214,11 @@ class RecordsPane(RecordEditing, Pane):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if not self.query_text and event.cursor_row >= self.loaded - 10 and self._more:
             self._load_page()
+        panel = self.detail_panel()
+        record = self.highlighted()
+        if (panel is not None and self.has_class("beside") and record is not None
+                and (panel.item is None or panel.item.record.id != record.id)):
+            self._show_detail(panel, record.id)  # beside the table, the detail follows the cursor
 
     def _update_title(self) -> None:
         project = self.state.project
@@ -307,8 +316,10 @@ class RecordsPane(RecordEditing, Pane):
         self._add_rows([h.record for h in kept])
         self.loaded = self.total = len(self.records)
         self._more = False
+        follow, self._follow = self._follow, None
         if table.row_count:
-            table.move_cursor(row=0, animate=False)
+            table.move_cursor(row=table.get_row_index(follow) if follow in self.records else 0,
+                              animate=False)
         self._update_title()
 
     # ------------------------------------------------------------------ actions
@@ -334,26 +345,39 @@ class RecordsPane(RecordEditing, Pane):
         record = self.highlighted()
         if record is None:
             return
-        from agentctx.store import details as store_details
         from agentctx.tui.detail import DetailPanel
 
-        db = self.state.db
-        item = store_details.detail(db, record.id)
-        short = rec.short_ids(db, [record.id])[record.id]
         if not self.query(DetailPanel):
-            await self.mount(DetailPanel(id="detail"))
+            await self.query_one("#records-body").mount(DetailPanel(id="detail"))
         panel = self.query_one(DetailPanel)
-        panel.show(item, short)
-        self.query_one(DataTable).display = False
+        self._show_detail(panel, record.id)
         panel.display = True
+        wide = self.beside()
+        self.set_class(wide, "beside")
+        self.query_one(DataTable).display = wide
+        if wide:
+            self.reload()
         self.refresh_bindings()
         self.screen.set_focus(panel)
+
+    def _show_detail(self, panel: DetailPanel, record_id: str) -> None:
+        from agentctx.store import details as store_details
+        from agentctx.tui.detail import linked_ids
+
+        db = self.state.db
+        item = store_details.detail(db, record_id)
+        panel.show(item, rec.short_ids(db, linked_ids(item)))
+
+    def beside(self) -> bool:
+        """Whether the detail panel sits beside the table (a wide terminal) or replaces it."""
+        return (self.size.width or 80) >= BESIDE_WIDTH
 
     def close_detail(self) -> None:
         """Back from the detail panel to the table."""
         panel = self.detail_panel()
         if panel is not None:
             panel.display = False
+            self.set_class(False, "beside")
             self.refresh_bindings()
             table = self.query_one(DataTable)
             table.display = True
@@ -436,19 +460,23 @@ class RecordsPane(RecordEditing, Pane):
             return panel.item.record
         return self.highlighted()
 
-    def after_write(self, record: Record | None) -> None:
-        """Read the listing again; the detail panel shows the written record (or closes)."""
+    def after_write(self, record: Record | None, *, follow: bool = True) -> None:
+        """Read the listing again with the cursor on the written record (``follow``) or on the
+        one it was on; the detail panel shows that record (or closes when it is gone)."""
         panel = self.detail_panel()
+        shown = panel.item.record.id if panel is not None and panel.item is not None else None
+        target = record.id if record is not None and follow else shown
         if panel is not None:
-            if record is None:
+            if record is None or target is None:
                 self.close_detail()
             else:
-                from agentctx.store import details as store_details
-
-                db = self.state.db
-                panel.show(store_details.detail(db, record.id),
-                           rec.short_ids(db, [record.id])[record.id])
-        super().after_write(record)
+                try:
+                    self._show_detail(panel, target)
+                except NotFound:
+                    self.close_detail()
+        if target is not None:
+            self._follow = target
+        super().after_write(record, follow=follow)
 
     def action_merge(self) -> None:
         """``m``: the near-duplicate pairs consolidation found, side by side."""

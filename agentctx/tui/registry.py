@@ -1,5 +1,5 @@
 """The panes, by key, without importing them: each pane's module loads when it is first shown
-(start-up pays only for the records pane)."""
+(start-up pays only for the records pane). The only copy of each pane's id, name and key."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ PANES: tuple[PaneSpec, ...] = (
     PaneSpec("preview", "Preview", "8", "preview_pane", "PreviewPane"),
 )
 FIRST = "records"
+
+
+def spec_of(module: str, class_name: str) -> PaneSpec:
+    """The spec of the pane class ``class_name`` of ``module`` (a pane's own id, name, key)."""
+    return next(p for p in PANES if f"agentctx.tui.{p.module}" == module
+                and p.class_name == class_name)
 
 
 def spec(pane_id: str) -> PaneSpec:

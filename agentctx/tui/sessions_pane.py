@@ -6,10 +6,9 @@ on a session lists its receipts: which records, why, how many tokens, the prompt
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any, ClassVar
+from typing import Any
 
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Sparkline, Static
 
@@ -18,8 +17,9 @@ from agentctx.store import records as rec
 from agentctx.store import sessions as store_sessions
 from agentctx.store import stats
 from agentctx.store.models import GLOBAL_PROJECT, Receipt, ReceiptItem
+from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize, home_path, minute, tokens, usd
-from agentctx.tui.pane import PaletteAction, Pane, PaneTitle
+from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 PAGE = 200
@@ -56,18 +56,14 @@ def item_rows(receipt: Receipt, titles: dict[str, str]) -> list[tuple[str, ...]]
 class SessionsPane(Pane):
     """Sessions of the active project, newest first, with their receipts."""
 
-    PANE_ID = "sessions"
-    PANE_NAME = "Sessions"
-    KEY = "5"
-    HELP_KEYS = (("enter", "list the session's receipts (what was injected and why)"),
-                 ("escape", "close the receipts"), ("p", "every project or the active one"))
-    PALETTE = (PaletteAction("Every project", "Sessions of every project or the active one",
-                             "toggle_projects"),)
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("enter", "receipts", "Receipts", priority=True),
-        Binding("escape", "close_receipts", "Close", show=False),
-        Binding("p", "toggle_projects", "All projects"),
-    ]
+    ACTIONS = (
+        Action("enter", "receipts", "Receipts", "list the session's receipts (what was "
+               "injected and why)", "Receipts of the session", priority=True),
+        Action("escape", "close_receipts", "Close", "close the receipts", "Close receipts",
+               footer=False),
+        Action("p", "toggle_projects", "All projects", "every project or the active one",
+               "Every project / the active one"),
+    )
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]

@@ -132,7 +132,10 @@ def test_json_output(project_dir: Path, shop: dict[str, str]) -> None:
     assert [(c["id"], c["class"]) for c in document["candidates"]] == [
         (shop["uuid"], "missing"),
         (document["candidates"][1]["id"], "contradicted")]
-    assert all({"id", "class", "score", "file", "line"} <= set(c) for c in document["candidates"])
+    assert all({"id", "class", "score", "file", "line", "stated"} <= set(c)
+               for c in document["candidates"])
+    assert document["candidates"][0]["stated"] is None
+    assert document["candidates"][1]["stated"] == shop["celery"]
     assert document["diff"].startswith("--- a/CLAUDE.md\n")
     assert document["files"] == ["CLAUDE.md", "docs/testing.md"]
     refused = run_cli("sync", "--json", "--apply", cwd=project_dir)

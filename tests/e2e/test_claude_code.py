@@ -17,7 +17,7 @@ from agentctx.store import Store, projects, records
 from agentctx.store.models import Draft, Record
 from tests.e2e.claude import LAUNCHER, ClaudeHarness
 from tests.e2e.script import ClaudeScript, injections, tool_results, tool_uses
-from tests.install.conftest import USER_SETTINGS, load, write
+from tests.install.conftest import PYTHON, USER_SETTINGS, load, write
 
 pytestmark = pytest.mark.e2e
 
@@ -70,7 +70,8 @@ def test_the_whole_loop_through_claude_code(harness: ClaudeHarness, script: Clau
 
     # 1. Claude Code spawns the server and completes the MCP handshake
     listing = harness.claude_cli("mcp", "list")
-    assert re.search(rf"^agentctx: {re.escape(LAUNCHER)} mcp - ✔ Connected$", listing.stdout,
+    started = f"{PYTHON} -I -m agentctx mcp"
+    assert re.search(rf"^agentctx: {re.escape(started)} - ✔ Connected$", listing.stdout,
                      re.MULTILINE), listing.stdout
     assert "notes: /bin/false" in listing.stdout  # the user's other server is still there
 
@@ -155,7 +156,7 @@ def test_claude_cli_registration_is_undone_byte_for_byte(harness: ClaudeHarness,
 
     harness.agentctx("init", "--yes")
     server = load(home / ".claude.json")["mcpServers"]["agentctx"]
-    assert server == entries.mcp_entry(LAUNCHER, None)  # written by `claude mcp add` itself
+    assert server == entries.mcp_entry([PYTHON, "-I", "-m", "agentctx"], None)  # by claude
     assert harness.agentctx("init", "--yes").stdout.endswith("already installed: nothing "
                                                             "changed\n")
     harness.agentctx("uninstall", "--yes")
@@ -166,7 +167,8 @@ def test_claude_cli_registration_is_undone_byte_for_byte(harness: ClaudeHarness,
     harness.run([LAUNCHER, "init", "--scope", "project", "--yes"], cwd=project_dir / "src")
     assert load(project_dir / ".mcp.json") == {"mcpServers": {"agentctx": server}}
     hooks = load(project_dir / ".claude" / "settings.json")["hooks"]
-    assert hooks["SessionStart"][0]["hooks"][0]["command"] == f"{LAUNCHER} hook session-start"
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == \
+        f"{PYTHON} -I -m agentctx hook session-start"
     harness.agentctx("uninstall", "--yes")
     assert not (project_dir / ".mcp.json").exists()
     assert not (project_dir / ".claude").exists()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 LAUNCHER = str(Path(sys.executable).parent / "agentctx")
+PYTHON = os.path.abspath(sys.executable)  # what init registers: PYTHON -I -m agentctx
 
 # A user settings file as people have them: other hooks (on events agentctx uses too), keys
 # agentctx does not know, unicode, 4-space indentation.

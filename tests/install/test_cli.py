@@ -9,7 +9,7 @@ import pytest
 
 from tests.install.conftest import (
     CLAUDE_JSON,
-    LAUNCHER,
+    PYTHON,
     USER_SETTINGS,
     load,
     read_only,
@@ -28,7 +28,7 @@ def test_init_then_uninstall_round_trip(home: Path) -> None:
     assert "via a direct edit" in done.stdout  # no claude on PATH
     assert (home / ".agentctx" / "agentctx.db").exists()  # the store is created up front
     assert load(home / ".agentctx" / "config.json") == {}
-    assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == LAUNCHER
+    assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == PYTHON
 
     again = run_cli("init")
     assert again.returncode == 0 and "nothing changed" in again.stdout
@@ -75,9 +75,11 @@ def test_unknown_scope_is_refused(home: Path) -> None:
 def test_project_scope_from_a_subfolder(home: Path, project_dir: Path) -> None:
     done = run_cli("init", "--scope", "project", "--yes", cwd=project_dir / "src")
     assert done.returncode == 0, done.stderr
-    assert load(project_dir / ".mcp.json")["mcpServers"]["agentctx"]["args"] == ["mcp"]
+    assert load(project_dir / ".mcp.json")["mcpServers"]["agentctx"]["args"] == [
+        "-I", "-m", "agentctx", "mcp"]
     hooks = load(project_dir / ".claude" / "settings.json")["hooks"]
-    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == f"{LAUNCHER} hook prompt"
+    assert hooks["UserPromptSubmit"][0]["hooks"][0]["command"] == \
+        f"{PYTHON} -I -m agentctx hook prompt"
     gone = run_cli("uninstall", "--yes")
     assert gone.returncode == 0, gone.stderr
     assert not (project_dir / ".mcp.json").exists() and not (project_dir / ".claude").exists()
@@ -137,7 +139,7 @@ def test_a_failed_download_is_one_line_and_the_install_stands(home: Path) -> Non
     assert done.returncode == 1
     assert done.stderr.startswith("agentctx: the model download failed: ")
     assert "installation itself is complete" in done.stderr and "Traceback" not in done.stderr
-    assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == LAUNCHER
+    assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == PYTHON
 
 
 def test_download_model_and_no_embeddings_contradict(home: Path) -> None:
@@ -166,7 +168,7 @@ def test_a_failed_hook_write_rolls_the_mcp_registration_back(
     from agentctx.install import state as install_state
 
     claude_bytes = write(home / ".claude.json", CLAUDE_JSON, mode=0o600)
-    plan = plan_init("user", launcher=LAUNCHER, claude=False)
+    plan = plan_init("user", launcher=PYTHON, claude=False)
     real_write = jsonfile.write_atomic
 
     def disk_full_for_settings(path: Path, payload: bytes, mode: int) -> list[Path]:

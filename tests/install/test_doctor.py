@@ -12,7 +12,7 @@ from agentctx import config, doctor
 from agentctx.install import apply_init, plan_init
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
-from tests.install.conftest import LAUNCHER, load, run_cli, write
+from tests.install.conftest import LAUNCHER, PYTHON, load, run_cli, write
 
 
 def _script(path: Path, body: str) -> str:
@@ -89,7 +89,7 @@ def test_a_moved_launcher_fails_hooks_and_mcp(home: Path, tmp_path: Path) -> Non
 
 
 def test_disable_all_hooks_is_a_failure(home: Path) -> None:
-    apply_init(plan_init("user", launcher=LAUNCHER, claude=False))
+    apply_init(plan_init("user", launcher=PYTHON, claude=False))
     settings = home / ".claude" / "settings.json"
     data = load(settings)
     data["disableAllHooks"] = True
@@ -99,7 +99,7 @@ def test_disable_all_hooks_is_a_failure(home: Path) -> None:
 
 
 def test_a_session_start_matcher_without_resume_is_a_warning(home: Path) -> None:
-    apply_init(plan_init("user", launcher=LAUNCHER, claude=False))
+    apply_init(plan_init("user", launcher=PYTHON, claude=False))
     settings = home / ".claude" / "settings.json"
     data = load(settings)
     data["hooks"]["SessionStart"][0]["matcher"] = "startup|clear|compact"
@@ -113,7 +113,7 @@ def test_a_session_start_matcher_without_resume_is_a_warning(home: Path) -> None
 def test_hooks_writing_to_another_home_are_a_warning(home: Path, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AGENTCTX_HOME", str(tmp_path / "elsewhere"))
-    apply_init(plan_init("user", launcher=LAUNCHER, claude=False))
+    apply_init(plan_init("user", launcher=PYTHON, claude=False))
     monkeypatch.setenv("AGENTCTX_HOME", str(home / ".agentctx"))
     hooks, _ = doctor.check_hooks()
     assert hooks.status == "warn" and "elsewhere" in hooks.detail
@@ -264,3 +264,18 @@ def test_a_store_whose_middle_is_random_bytes_is_not_ok(home: Path) -> None:
     check = doctor.check_store()
     assert check.status == "fail" and "damaged" in check.detail, check
     assert "backup" in check.fix
+
+
+def test_a_registration_of_the_agentctx_script_is_a_warning_until_init_upgrades_it(
+        home: Path) -> None:
+    apply_init(plan_init("user", claude=False))
+    settings = home / ".claude" / "settings.json"
+    data = load(settings)
+    for groups in data["hooks"].values():  # as an earlier agentctx registered them
+        handler = groups[0]["hooks"][0]
+        handler["command"] = f"{LAUNCHER} hook {handler['command'].rsplit(' ', 1)[1]}"
+    settings.write_text(json.dumps(data), encoding="utf-8")
+    hooks, _ = doctor.check_hooks()
+    assert hooks.status == "warn" and "PYTHONPATH" in hooks.detail
+    apply_init(plan_init("user", claude=False))
+    assert doctor.check_hooks()[0].status == "ok"

@@ -22,10 +22,10 @@ from agentctx.install import (
 )
 from agentctx.install import state as install_state
 from agentctx.install.core import plan_uninstall
-from tests.install.conftest import CLAUDE_JSON, LAUNCHER, USER_SETTINGS, load, write
+from tests.install.conftest import CLAUDE_JSON, PYTHON, USER_SETTINGS, load, write
 
 
-def init(scope: str = "user", cwd: Path | None = None, launcher: str = LAUNCHER) -> None:
+def init(scope: str = "user", cwd: Path | None = None, launcher: str = PYTHON) -> None:
     apply_init(plan_init(scope, cwd=cwd, launcher=launcher, claude=False))
 
 
@@ -41,7 +41,7 @@ def without_ours(data: dict[str, Any]) -> dict[str, Any]:
         kept = []
         for group in groups:
             handlers = [h for h in group["hooks"]
-                        if not (h.get("command", "").startswith(LAUNCHER + " hook ")
+                        if not (h.get("command", "").startswith(PYTHON + " -I -m agentctx hook ")
                                 or " agentctx hook " in h.get("command", ""))]
             if handlers:
                 kept.append({**group, "hooks": handlers})
@@ -62,20 +62,21 @@ def test_fresh_home_gets_every_hook_in_the_documented_shape(home: Path) -> None:
         assert len(groups) == 1
         (handler,) = groups[0]["hooks"]
         assert handler["type"] == "command"
-        assert handler["command"].startswith(LAUNCHER + " hook ")
+        assert handler["command"].startswith(PYTHON + " -I -m agentctx hook ")
         assert isinstance(handler["timeout"], int) and 1 <= handler["timeout"] <= 30
         assert handler.get("async", False) is (event in ("PostToolUse", "PostToolUseFailure",
                                                          "Stop"))
     # SessionStart without a matcher, so resume, compact and clear fire it too
     assert "matcher" not in hooks["SessionStart"][0]
-    assert hooks["SessionStart"][0]["hooks"][0]["command"] == f"{LAUNCHER} hook session-start"
-    assert hooks["PostToolUseFailure"][0]["hooks"][0]["command"] == f"{LAUNCHER} hook post-tool"
+    started = f"{PYTHON} -I -m agentctx"
+    assert hooks["SessionStart"][0]["hooks"][0]["command"] == f"{started} hook session-start"
+    assert hooks["PostToolUseFailure"][0]["hooks"][0]["command"] == f"{started} hook post-tool"
     assert "async" not in hooks["SubagentStart"][0]["hooks"][0]
     # SessionEnd raises Claude Code's shared 1.5 s budget a little, not to the 60 s cap
     assert 1.5 < hooks["SessionEnd"][0]["hooks"][0]["timeout"] <= 10
     # exactly the shape `claude mcp add -s user` writes
     assert load(home / ".claude.json") == {"mcpServers": {"agentctx": {
-        "type": "stdio", "command": LAUNCHER, "args": ["mcp"], "env": {}}}}
+        "type": "stdio", "command": PYTHON, "args": ["-I", "-m", "agentctx", "mcp"], "env": {}}}}
     assert stat.S_IMODE((home / ".claude.json").stat().st_mode) == 0o600
 
 
@@ -111,7 +112,7 @@ def test_init_twice_changes_nothing(home: Path) -> None:
     watched = [home / ".claude" / "settings.json", home / ".claude.json",
                install_state.state_path()]
     before = {path: (path.read_bytes(), path.stat().st_mtime_ns) for path in watched}
-    plan = plan_init("user", launcher=LAUNCHER, claude=False)
+    plan = plan_init("user", launcher=PYTHON, claude=False)
     assert not plan.changes
     assert [step.action for step in plan.steps] == ["unchanged", "unchanged"]
     apply_init(plan)
@@ -184,13 +185,13 @@ def test_emptied_containers_are_dropped_only_if_init_created_them(home: Path) ->
 def test_reinit_with_a_new_launcher_updates_in_place_and_still_restores(home: Path,
                                                                          tmp_path: Path) -> None:
     settings_bytes = write(home / ".claude" / "settings.json", USER_SETTINGS)
-    init(launcher=LAUNCHER)
+    init(launcher=PYTHON)
     moved = str(tmp_path / "new bin" / "agentctx")
     init(launcher=moved)
     settings = load(home / ".claude" / "settings.json")
     ours = entries.our_handlers(settings)
     assert all(len(handlers) == 1 for handlers in ours.values())  # no duplicates
-    assert ours["Stop"][0][1]["command"] == f"'{moved}' hook stop"
+    assert ours["Stop"][0][1]["command"] == f"'{moved}' -I -m agentctx hook stop"
     assert load(home / ".claude.json")["mcpServers"]["agentctx"]["command"] == moved
     uninstall()
     assert (home / ".claude" / "settings.json").read_bytes() == settings_bytes
@@ -219,7 +220,7 @@ def test_a_file_that_already_held_our_entries_is_cleaned_not_restored(home: Path
     write(settings_path, json.dumps(stale))
     init()
     ours = entries.our_handlers(load(settings_path))
-    assert len(ours["Stop"]) == 1 and ours["Stop"][0][1]["command"].startswith(LAUNCHER)
+    assert len(ours["Stop"]) == 1 and ours["Stop"][0][1]["command"].startswith(PYTHON)
     uninstall()
     assert load(settings_path) == {"model": "opus"}
 
@@ -271,7 +272,7 @@ def test_claude_config_dir_is_respected(home: Path, tmp_path: Path,
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config_dir))
     init()
     assert (config_dir / "settings.json").exists()
-    assert load(config_dir / ".claude.json")["mcpServers"]["agentctx"]["command"] == LAUNCHER
+    assert load(config_dir / ".claude.json")["mcpServers"]["agentctx"]["command"] == PYTHON
     assert not (home / ".claude").exists() and not (home / ".claude.json").exists()
     uninstall()
     assert not config_dir.exists()
@@ -283,7 +284,7 @@ def test_a_non_default_home_is_passed_to_hooks_and_server(home: Path, tmp_path: 
     monkeypatch.setenv("AGENTCTX_HOME", str(custom))
     init()
     command = load(home / ".claude" / "settings.json")["hooks"]["Stop"][0]["hooks"][0]["command"]
-    assert command == f"AGENTCTX_HOME='{custom}' {LAUNCHER} hook stop"
+    assert command == f"AGENTCTX_HOME='{custom}' {PYTHON} -I -m agentctx hook stop"
     server = load(home / ".claude.json")["mcpServers"]["agentctx"]
     assert server["env"] == {"AGENTCTX_HOME": str(custom)}
     assert install_state.state_path(custom).exists()
@@ -389,7 +390,7 @@ def test_every_registered_command_runs_under_sh(home: Path, tmp_path: Path) -> N
         command = found[spec.event][0][1]["command"]
         out = subprocess.run(["sh", "-c", command], capture_output=True, text=True,
                              check=True).stdout
-        assert out == f"{tmp_path / 'home with space'}|hook|{spec.argument}|"
+        assert out == f"{tmp_path / 'home with space'}|-I|-m|agentctx|hook|{spec.argument}|"
 
 
 @pytest.mark.parametrize("body", ['echo "error: unknown option \'-s\'" >&2; exit 1', "exit 0"],
@@ -401,11 +402,11 @@ def test_a_claude_that_cannot_register_falls_back_to_a_direct_edit(home: Path, t
     fake.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
     fake.chmod(0o755)
     claude_bytes = write(home / ".claude.json", CLAUDE_JSON)
-    plan = plan_init("user", launcher=LAUNCHER, claude=str(fake))
+    plan = plan_init("user", launcher=PYTHON, claude=str(fake))
     steps = apply_init(plan)
     mcp_step = next(step for step in steps if step.kind == "mcp")
     assert "edited the file directly instead" in mcp_step.detail
     assert load(home / ".claude.json")["mcpServers"]["agentctx"] == \
-        entries.mcp_entry(LAUNCHER, None)
+        entries.mcp_entry(paths.launch_argv(PYTHON), None)
     uninstall()
     assert (home / ".claude.json").read_bytes() == claude_bytes

@@ -49,11 +49,11 @@ def test_the_plugin_hooks_are_the_ones_init_writes() -> None:
     for spec in entries.HOOKS:
         groups = registered[spec.event]
         assert len(groups) == 1 and groups[0].get("matcher") == spec.matcher
-        ours = entries.handler(spec, LAUNCHER, None)
+        ours = entries.handler(spec, [LAUNCHER], None)
         theirs = groups[0]["hooks"][0]
         assert {k: v for k, v in theirs.items() if k != "command"} == \
             {k: v for k, v in ours.items() if k != "command"}
-        assert theirs["command"].endswith(f"exec agentctx hook {spec.argument}")
+        assert theirs["command"] == f'"{plugin.LAUNCHER}" hook {spec.argument}'
     assert set(registered) == {spec.event for spec in entries.HOOKS}
 
 
@@ -79,7 +79,7 @@ def test_each_command_has_a_description_and_runs_only_the_wrapper(name: str) -> 
 
 
 def _sh(command: str, path: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": path}
+    env = {**os.environ, "PATH": path, "CLAUDE_PLUGIN_ROOT": str(PLUGIN)}  # as Claude Code sets
     return subprocess.run(["/bin/sh", "-c", command], input=stdin, capture_output=True,
                           text=True, env=env, timeout=60, check=False)
 

@@ -83,7 +83,7 @@ def test_both_editing_one_record_converges_on_the_higher_revision(repo: Path,
     git(repo, "checkout", "-q", "main")
     git(repo, "checkout", "-q", "-b", "bob")
     records.update(bob, rid, body="Bob: make it 30 s.")
-    records.update(bob, rid, pinned=True)
+    records.update(bob, rid, body="Bob: make it 30 s, really.")
     team.sync(bob, bob_shop, repo)
     git(repo, "commit", "-q", "-am", "bob edits")
     git(repo, "merge", "--no-edit", "-q", "alice", check=False)
@@ -92,9 +92,9 @@ def test_both_editing_one_record_converges_on_the_higher_revision(repo: Path,
     # Bob's edit has the higher revision (3 against Alice's 2): both stores converge on it.
     report = team.import_file(bob, bob_shop, repo / team.TEAM_FILE)
     assert report.duplicates and report.conflicts == () and report.changes == 0
-    assert records.get(bob, rid).body == "Bob: make it 30 s."
+    assert records.get(bob, rid).body == "Bob: make it 30 s, really."
     taken = team.import_file(alice, shop, repo / team.TEAM_FILE)
-    assert taken.updated == (rid,) and records.get(alice, rid).body == "Bob: make it 30 s."
+    assert taken.updated == (rid,) and records.get(alice, rid).body == "Bob: make it 30 s, really."
     assert team.sync(bob, bob_shop, repo).written  # the duplicate is gone once rewritten
     assert len(parse((repo / team.TEAM_FILE).read_text(encoding="utf-8")).duplicates) == 0
     alice.close()

@@ -11,9 +11,8 @@ import pytest
 from agentctx import team
 from agentctx.store import Store, records, teamstate
 from agentctx.store import projects as proj
-from agentctx.store.errors import InvalidRecord
 from agentctx.store.models import Draft, Project
-from agentctx.team.teamfile import TeamFileError, parse, render
+from agentctx.team.teamfile import parse, render
 from tests.support.gitrepo import git
 
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -98,7 +97,9 @@ def test_store_to_file_to_a_new_store_renders_the_same_file(alice: Store, bob: S
     assert len(report.added) == 2 and report.conflicts == ()
     assert team.reconcile.render_project(bob, bob_shop) == text
     copy = records.get(bob, pinned)
-    assert copy.source == "import" and copy.pinned and copy.body.endswith("\r\nReally.")
+    assert copy.source == "import" and copy.body.endswith("\r\nReally.")
+    # A teammate's pin and confidence are theirs: the copy arrives unpinned and inferred.
+    assert not copy.pinned and copy.confidence == "inferred"
     assert teamstate.revisions(bob, [pinned]) == {pinned: 2}
     assert records.get(bob, first).superseded_by is not None  # the history came along
 
@@ -136,19 +137,19 @@ def test_revisions_decide_and_a_higher_local_revision_is_a_conflict(alice: Store
     assert teamstate.revisions(bob, [rid]) == {rid: 2}
 
     records.update(bob, rid, body="Bob's words.")
-    records.update(bob, rid, pinned=True)  # bob at rev 4
+    records.update(bob, rid, body="Bob's words, again.")  # bob at rev 4
     records.update(alice, rid, body="Alice's words.")  # alice at rev 3
     team.sync(alice, shop, repo)
     kept = team.import_file(bob, bob_shop, team_file(repo))
     assert kept.updated == () and [c.id for c in kept.conflicts] == [rid]
     assert kept.conflicts[0].local_revision == 4 and kept.conflicts[0].file_revision == 3
-    assert records.get(bob, rid).body == "Bob's words."
+    assert records.get(bob, rid).body == "Bob's words, again."
 
     records.update(alice, rid, body="Alice again.")  # alice at rev 4 too: same rev, other text
     team.sync(alice, shop, repo)
     same = team.import_file(bob, bob_shop, team_file(repo))
     assert "same revision" in same.conflicts[0].reason
-    assert records.get(bob, rid).body == "Bob's words."
+    assert records.get(bob, rid).body == "Bob's words, again."
 
 
 def test_nothing_absent_from_the_file_is_deleted(alice: Store, bob: Store, repo: Path) -> None:
@@ -161,24 +162,24 @@ def test_nothing_absent_from_the_file_is_deleted(alice: Store, bob: Store, repo:
     assert records.get(bob, mine).current
 
 
-def test_a_malformed_or_invalid_file_changes_nothing(alice: Store, bob: Store,
-                                                     repo: Path) -> None:
+def test_a_malformed_or_invalid_block_is_left_out_and_the_others_are_read(
+        alice: Store, bob: Store, repo: Path) -> None:
     shop = project_of(alice, repo)
     add(alice, shop, "decision", "First")
     add(alice, shop, "decision", "Second")
     team.turn_on(alice, shop, repo)
     text = team_file(repo).read_text(encoding="utf-8")
     bob_shop = project_of(bob, repo)
-    before = bob.change_counter()
     broken = text.replace("### Second", "Second")
-    with pytest.raises(TeamFileError) as caught:
-        team.import_text(bob, bob_shop, broken, "context.md")
-    assert caught.value.line == broken.splitlines().index("Second") + 1
+    report = team.import_text(bob, bob_shop, broken, "context.md")
+    assert report.errors == (f"line {broken.splitlines().index('Second') + 1}: expected the "
+                             "record's title ('### <title>')",)
+    assert [records.get(bob, r).title for r in report.added] == ["First"]
     too_long = _retitled(text, "Second", "x" * 400)
-    with pytest.raises(InvalidRecord, match="line"):
-        team.import_text(bob, bob_shop, too_long, "context.md")
-    assert bob.change_counter() == before
-    assert records.count_records(bob, project_id=bob_shop.id) == 0
+    report = team.import_text(bob, bob_shop, too_long, "context.md")
+    assert len(report.errors) == 1 and "title is 400 characters" in report.errors[0]
+    assert report.errors[0].startswith(f"line {too_long.splitlines().index('### ' + 'x' * 400)}:")
+    assert records.count_records(bob, project_id=bob_shop.id) == 1
 
 
 def test_forget_is_local_and_an_import_never_brings_a_forgotten_record_back(
@@ -212,8 +213,9 @@ def test_edits_bump_the_revision_only_when_the_file_would_change(alice: Store,
     records.update(alice, rid, reinforce_count=3)
     assert teamstate.revisions(alice, [rid]) == {rid: 1}
     records.update(alice, rid, title="Version two")
-    records.update(alice, rid, confidence="inferred")
-    assert teamstate.revisions(alice, [rid]) == {rid: 3}
+    records.update(alice, rid, confidence="inferred")  # each teammate's own: not in the file
+    records.update(alice, rid, pinned=True)
+    assert teamstate.revisions(alice, [rid]) == {rid: 2}
 
 
 def test_the_file_is_rewritten_only_when_its_content_changes(alice: Store, repo: Path) -> None:

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agentctx.store.ids import to_iso
-from agentctx.store.models import CONFIDENCES
 from agentctx.team.teamfile import (
     TEAM_SECTIONS,
     Block,
@@ -34,9 +33,8 @@ pasts = st.builds(PastVersion, id=ids, title=one_line, valid_from=dates, superse
                   rationale=st.one_of(st.none(), one_line))
 blocks = st.builds(
     Block, id=ids, type=st.sampled_from(list(TEAM_SECTIONS)), title=one_line, body=bodies,
-    valid_from=dates, revision=st.integers(1, 10_000), confidence=st.sampled_from(CONFIDENCES),
-    pinned=st.booleans(), key=st.one_of(st.none(), text),
-    history=st.lists(pasts, max_size=3).map(tuple))
+    valid_from=dates, revision=st.integers(1, 10_000), key=st.one_of(st.none(), text),
+    history=st.lists(pasts, max_size=3, unique_by=lambda p: p.id).map(tuple))
 
 
 def _key(block: Block) -> tuple[str, str, str]:
@@ -74,7 +72,7 @@ def _one(body: str = "Body line") -> str:
 @pytest.mark.parametrize(("change", "line", "words"), [
     (lambda t: t.replace('"rev": 1', '"rev": 0'), 11, "revision 0"),
     (lambda t: t.replace('"convention"', '"handover"', 1), 11, "not shared"),
-    (lambda t: t.replace('{"confidence"', '{"confidence" ', 1).replace("}", "", 1), 11, "JSON"),
+    (lambda t: t.replace('{"id"', '{"id" ', 1).replace("}", "", 1), 11, "JSON"),
     (lambda t: t.replace("<!-- agentctx:end 01ARZ3NDEKTSV4RRFFQ69G5FAV -->\n", ""), 11,
      "never closed"),
     (lambda t: t.replace("### Tabs", "Tabs"), 12, "title"),
@@ -86,7 +84,7 @@ def test_a_malformed_file_names_the_line(change: object, line: int, words: str) 
     broken = change(original)
     assert broken != original
     with pytest.raises(TeamFileError) as caught:
-        parse(broken)
+        parse(broken).strict()
     assert caught.value.line == line, (caught.value, broken.splitlines())
     assert words in str(caught.value)
 
@@ -96,12 +94,12 @@ def test_two_edits_merged_into_one_block_are_an_error_not_a_guess() -> None:
     begin = next(i for i, line in enumerate(lines) if line.startswith("<!-- agentctx:record"))
     lines.insert(begin + 1, lines[begin].replace('"rev": 1', '"rev": 2'))
     with pytest.raises(TeamFileError) as caught:
-        parse("\n".join(lines))
+        parse("\n".join(lines)).strict()
     assert caught.value.line == begin + 2 and "title" in str(caught.value)
     # Lines of two versions mixed in one block no longer match the block's checksum.
     mixed = _one("Line one\nLine two").replace("Line two\n", "Line two\nTheirs\n")
     with pytest.raises(TeamFileError, match="checksum") as caught:
-        parse(mixed)
+        parse(mixed).strict()
     assert caught.value.line == begin + 1
 
 
@@ -126,3 +124,38 @@ def test_duplicates_are_read_once_and_the_highest_revision_wins() -> None:
     assert [b.body for b in both.blocks] == ["Newer"] and not both.duplicates[0].identical
     clash = parse(one + _one("Other text"))
     assert clash.blocks == () and clash.disagreeing == ("01ARZ3NDEKTSV4RRFFQ69G5FAV",)
+
+
+HISTORY_ID = "01ARZ3NDEKTSV4RRFFQ69G5FB0"
+
+
+@pytest.mark.parametrize(("block", "words"), [
+    (Block("01ARZ3NDEKTSV4RRFFQ69G5FAV", "decision", "Self", "", "2026-01-02T00:00:00.000Z",
+           history=(PastVersion("01ARZ3NDEKTSV4RRFFQ69G5FAV", "Old", "2025-01-01T00:00:00.000Z",
+                                "2026-01-01T00:00:00.000Z"),)), "names the record itself"),
+    (Block("01ARZ3NDEKTSV4RRFFQ69G5FAV", "decision", "Twice", "", "2026-01-02T00:00:00.000Z",
+           history=(PastVersion(HISTORY_ID, "Old", "2025-01-01T00:00:00.000Z",
+                                "2025-06-01T00:00:00.000Z"),
+                    PastVersion(HISTORY_ID, "Old", "2025-06-01T00:00:00.000Z",
+                                "2026-01-01T00:00:00.000Z"))), "twice"),
+    (Block("01ARZ3NDEKTSV4RRFFQ69G5FAV", "decision", "Huge", "", "2026-01-02T00:00:00.000Z",
+           revision=10**26), "larger than"),
+], ids=["history names its own block", "a repeated history id", "rev 10^26"])
+def test_each_malformed_block_is_an_error_naming_its_line_and_the_rest_is_read(
+        block: Block, words: str) -> None:
+    good = Block("01ARZ3NDEKTSV4RRFFQ69G5FAA", "convention", "Good", "Kept.",
+                 "2026-01-02T00:00:00.000Z")
+    text = render("shop", [block, good])
+    parsed = parse(text)
+    (error,) = parsed.errors
+    assert words in str(error)
+    assert text.splitlines()[error.line - 1].startswith("<!-- agentctx:record ")
+    assert f'"id": "{block.id}"' in text.splitlines()[error.line - 1]
+    assert [b.title for b in parsed.blocks] == ["Good"]
+
+
+def test_a_format_1_block_with_confidence_and_pin_is_still_read() -> None:
+    text = _one().replace('{"id"', '{"confidence": "explicit", "id"').replace(
+        '"key": null', '"key": null, "pinned": true')
+    (block,) = parse(text).strict().blocks
+    assert block.title == "Tabs"

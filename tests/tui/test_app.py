@@ -17,10 +17,11 @@ from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec
 from agentctx.store.models import Draft
-from agentctx.tui.app import AgentctxApp, StatusLine, make_app
+from agentctx.tui.actions import help_rows
+from agentctx.tui.app import APP_ACTIONS, AgentctxApp, StatusLine, make_app
 from agentctx.tui.chains_pane import ChainsPane
 from agentctx.tui.detail import DetailPanel
-from agentctx.tui.help import HelpScreen
+from agentctx.tui.help import HelpScreen, help_text
 from agentctx.tui.pane import PaneTitle
 from agentctx.tui.records_pane import RecordsPane
 from agentctx.tui.registry import PANES
@@ -54,11 +55,23 @@ def test_number_keys_reach_every_pane(demo_store: Demo) -> None:
     run(app_on(demo_store), steps)
 
 
-def test_the_pane_registry_agrees_with_the_pane_classes() -> None:
+def test_the_pane_registry_is_the_only_copy_of_id_name_and_key() -> None:
     for spec in PANES:
         cls = spec.load()
-        assert (spec.pane_id, spec.name, spec.key) == (cls.PANE_ID, cls.PANE_NAME, cls.KEY)
+        assert cls.spec() == spec
+        for copy in ("PANE_ID", "PANE_NAME", "KEY", "HELP_KEYS", "PALETTE"):
+            assert not hasattr(cls, copy), (cls, copy)
         assert (Path(__file__).parents[2] / "agentctx" / "tui" / f"{spec.module}.tcss").is_file()
+
+
+def test_bindings_help_and_palette_come_from_one_action_table() -> None:
+    for spec in PANES:
+        cls = spec.load()
+        assert [(b.key, b.action) for b in cls.BINDINGS  # type: ignore[union-attr]
+                ] == [(a.key, a.action) for a in cls.ACTIONS if a.bound]
+        rows = help_rows(cls.ACTIONS)
+        text = str(help_text(cls, APP_ACTIONS))
+        assert all(does in text for _, does in rows)
 
 
 def test_the_palette_reaches_a_pane_and_a_pane_action(demo_store: Demo) -> None:
@@ -70,7 +83,7 @@ def test_the_palette_reaches_a_pane_and_a_pane_action(demo_store: Demo) -> None:
         await settle(pilot)
         assert current(pilot) == "chains"
         await pilot.press("ctrl+p")
-        await pilot.press(*"records: sort")
+        await pilot.press(*"records: sort")  # another pane's action, named by its pane
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(pilot)
@@ -291,9 +304,10 @@ def test_help_lists_the_keys(demo_store: Demo) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("question_mark")
         await pilot.pause()
-        text = pilot.app.screen.query_one(Markdown).source
+        text = str(pilot.app.screen.query_one("#help-text", Static).render())
         assert isinstance(pilot.app.screen, HelpScreen)
-        assert "search as you type" in text and "ctrl+p" in text and "## 7 Drift" in text
+        assert text.startswith("2 Records\n")
+        assert "search as you type" in text and "^p" in text and "\n7 Drift\n" in text
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(pilot.app.screen, HelpScreen)
@@ -370,3 +384,44 @@ def test_titles_with_brackets_show_as_written(demo_store: Demo) -> None:
         index = list(pilot.app.query_one(RecordsPane).records).index(added.id)
         assert str(table.get_row_at(index)[1]) == title
     run(app_on(demo_store), steps)
+
+
+def test_every_id_in_a_record_detail_resolves_with_show(demo_store: Demo) -> None:
+    import re
+
+    shown: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("slash", *"grpc", "enter", "enter")
+        await settle(pilot)
+        panel = pilot.app.query_one(DetailPanel)
+        assert panel.item is not None and panel.item.supersedes
+        shown.append(panel.query_one(Markdown).source)
+
+    run(app_on(demo_store), steps)
+    ids = re.findall(r"`([0-9A-Z]{8,26})`", shown[0])
+    assert len(ids) >= 2
+    for ref in ids:
+        result = run_cli("show", ref)
+        assert result.returncode == 0, (ref, result.stderr)
+
+
+def test_a_wide_terminal_shows_the_detail_beside_the_table(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await settle(pilot)
+        panel = pilot.app.query_one(DetailPanel)
+        table = pilot.app.query_one("#records-table", DataTable)
+        assert panel.display and table.display
+        assert panel.region.x > table.region.x and panel.region.y == table.region.y
+        await pilot.press("escape")
+        await settle(pilot)
+        assert not panel.display
+    run(app_on(demo_store), steps, size=(120, 40))
+
+    async def narrow(pilot: Pilot[None]) -> None:
+        await pilot.press("enter")
+        await settle(pilot)
+        assert pilot.app.query_one(DetailPanel).display
+        assert not pilot.app.query_one("#records-table", DataTable).display
+    run(app_on(demo_store), narrow, size=(80, 24))

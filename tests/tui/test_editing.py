@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import TextArea, Tree
+from textual.widgets import Input, TextArea, Tree
 
 from agentctx.store import Store
 from agentctx.store import chains as store_chains
@@ -312,11 +312,12 @@ def test_supersede_from_the_detail_panel_shows_the_successor(demo_store: Demo) -
 
 
 def test_help_lists_the_editing_keys_and_what_undo_covers(demo_store: Demo) -> None:
-    from agentctx.tui.help import help_markdown
+    from agentctx.tui.app import APP_ACTIONS
+    from agentctx.tui.help import help_text
 
     async def steps(pilot: Pilot[None]) -> None:
-        text = help_markdown(pilot.app.query_one(RecordsPane))
-        for key in ("`n`", "`e`", "`E`", "`s`", "`p`", "`+ / -`", "`d`", "`u`", "`m`", "`w`"):
+        text = str(help_text(RecordsPane, APP_ACTIONS))
+        for key in (" n ", " e ", " E ", " s ", " p ", " + ", " - ", " d ", " u ", " m ", " w "):
             assert key in text, key
         assert "supersede and forget ask first" in text
 
@@ -371,3 +372,41 @@ def test_an_over_long_body_is_refused_beside_the_body(demo_store: Demo) -> None:
 
     run(app_on(demo_store), steps)
     assert current_titled(demo_store, "Too long") == []
+
+
+def test_the_cursor_stays_on_its_record_after_n_then_s_acts_on_it(demo_store: Demo) -> None:
+    """A new record sorts in above the cursor's row; the cursor stays on its record (by id),
+    so the next ``s`` supersedes the record the user was on, the one its form names."""
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        await pilot.press("down", "down")
+        await settle(pilot)
+        before = pane.highlighted()
+        assert before is not None
+        await pilot.press("n")
+        await settle(pilot)
+        form = screen(pilot)
+        assert isinstance(form, RecordForm)
+        form.query_one("#title", Input).value = "Sorted in above"
+        form.query_one("#body", TextArea).text = "A record newer than every other."
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert [r.title for r in current_titled(demo_store, "Sorted in above")]
+        under = pane.highlighted()
+        assert under is not None and under.id == before.id
+        await pilot.press("s")
+        await settle(pilot)
+        form = screen(pilot)
+        assert isinstance(form, SupersedeForm)
+        assert before.title in str(form.heading)
+        form.query_one("#title", Input).value = before.title + " (revised)"
+        form.query_one("#body", TextArea).text = "Revised."
+        form.query_one("#rationale", Input).value = "revised"
+        await pilot.press("ctrl+s")
+        await settle(pilot)
+        assert stored(demo_store, before.id).superseded_at is not None
+        under = pane.highlighted()
+        assert under is not None and under.title == before.title + " (revised)"
+
+    run(app_on(demo_store), steps)
+

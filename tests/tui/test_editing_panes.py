@@ -133,7 +133,7 @@ def test_the_palette_offers_the_editing_actions(demo_store: Demo) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         record = pilot.app.query_one(RecordsPane).highlighted()
         assert record is not None
-        await pilot.press("ctrl+p", *"records: pin")
+        await pilot.press("ctrl+p", *"pin / unpin")
         await pilot.pause(0.3)
         await pilot.press("enter")
         await settle(pilot)
@@ -177,3 +177,27 @@ def test_a_write_keeps_the_team_file_in_step(demo_store: Demo) -> None:
     run(app_on(demo_store), steps)
     team_file = demo_store.folder / ".agentctx" / "context.md"
     assert "Deploys go out on Tuesdays" in team_file.read_text(encoding="utf-8")
+
+
+def test_enter_on_a_chain_version_opens_it_in_full_with_its_rationale(demo_store: Demo) -> None:
+    from textual.widgets import Markdown, Tree
+
+    from agentctx.tui.widgets.reader import ReaderScreen
+
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("3")
+        await settle(pilot)
+        tree = pilot.app.query_one(Tree)
+        await pilot.press("enter")  # the first chain expands
+        await settle(pilot)
+        assert tree.cursor_node is not None and tree.cursor_node.is_expanded
+        await pilot.press("down", "enter")  # its oldest version, replaced with a reason
+        await settle(pilot)
+        dialog = pilot.app.screen
+        assert isinstance(dialog, ReaderScreen)
+        assert "Why it changed" in dialog.query_one(Markdown).source
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(pilot.app.screen, ReaderScreen)
+
+    run(app_on(demo_store), steps)

@@ -100,3 +100,54 @@ def test_capital_e_edits_the_body_in_the_editor(demo_store: Demo, tmp_path: Path
     assert after.title == first.title
     assert [(e.field, e.actor) for e in edits] == [("body", "tui")]
     assert run_cli("show", first.id, "--json").stdout.count("Edited in the editor.") >= 1
+
+
+DROP_MARKER = """\
+import pathlib, sys
+path = pathlib.Path(sys.argv[1])
+path.write_text(path.read_text(encoding="utf-8").replace("--- body below this line ---", ""),
+                encoding="utf-8")
+"""
+
+
+def _editor_fails(demo_store: Demo, editor: str | None, said: bytes) -> None:
+    """``E`` with this editor: a notification saying ``said``, then the app still answers keys
+    (``q`` quits it with status 0) and the record is as it was."""
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        [first] = rec.list_records(db, project_id=demo_store.project_id, order="newest", limit=1)
+    env = {**os.environ, "TERM": "xterm-256color"}
+    env.pop("VISUAL", None)
+    env.pop("EDITOR", None)
+    if editor is not None:
+        env["EDITOR"] = editor
+    term = Terminal([sys.executable, "-m", "agentctx", "tui", "--project",
+                     demo_store.project_id], env)
+    try:
+        term.wait_for(b"Records")
+        time.sleep(1.0)
+        term.send(b"E")
+        term.wait_for(said, timeout=30)
+        time.sleep(0.3)
+        term.send(b"q")
+        assert term.proc.wait(timeout=30) == 0, bytes(term.output[-800:])
+    finally:
+        term.close()
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        after = rec.get(db, first.id)
+        assert rec.edits_of(db, first.id) == []
+    assert (after.title, after.body, after.updated_at) == (first.title, first.body,
+                                                           first.updated_at)
+
+
+def test_a_failing_editor_leaves_the_app_running(demo_store: Demo) -> None:
+    _editor_fails(demo_store, "false", b"nothing written")
+
+
+def test_no_editor_is_a_notification(demo_store: Demo) -> None:
+    _editor_fails(demo_store, None, b"nothing written")
+
+
+def test_a_deleted_marker_line_writes_nothing(demo_store: Demo, tmp_path: Path) -> None:
+    script = tmp_path / "editor.py"
+    script.write_text(DROP_MARKER, encoding="utf-8")
+    _editor_fails(demo_store, f"{sys.executable} {script}", b"nothing written")

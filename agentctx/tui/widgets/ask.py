@@ -11,6 +11,8 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from agentctx.tui.widgets.keybar import KeyBar
+
 
 class AskScreen(ModalScreen[str | None]):
     """Asks for one value; dismisses with the text (``""`` clears) or ``None`` when cancelled.
@@ -37,6 +39,7 @@ class AskScreen(ModalScreen[str | None]):
             yield Static(self.question)
             yield Input(self.value, placeholder=self.placeholder, id="answer")
             yield Static("", id="error")
+        yield KeyBar(tail=())  # the dialog's own keys
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()

@@ -10,6 +10,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from agentctx.tui.widgets.keybar import KeyBar
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Asks a question; dismisses with ``True`` on ``y``/Yes, ``False`` on ``n``/``escape``."""
@@ -35,6 +37,7 @@ class ConfirmScreen(ModalScreen[bool]):
             with Horizontal(id="buttons"):
                 yield Button("No", id="no")
                 yield Button("Yes", id="yes", variant="warning")
+        yield KeyBar(tail=())  # the dialog's own keys
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(event.button.id == "yes")

@@ -12,6 +12,7 @@ from textual.widgets import Button, Checkbox, RadioButton, RadioSet, SelectionLi
 
 from agentctx.store.models import CONFIDENCES, RECORD_TYPES
 from agentctx.tui.listing import STATES, Filters
+from agentctx.tui.widgets.keybar import KeyBar
 
 
 class FilterScreen(ModalScreen[Filters | None]):
@@ -49,6 +50,7 @@ class FilterScreen(ModalScreen[Filters | None]):
             with Horizontal(id="filter-buttons"):
                 yield Button("Clear", id="clear")
                 yield Button("Apply", id="apply", variant="primary")
+        yield KeyBar(tail=())  # the dialog's own keys
 
     def chosen(self) -> Filters:
         """The filters as the form shows them."""

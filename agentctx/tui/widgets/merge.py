@@ -19,6 +19,7 @@ from agentctx.store import upkeep
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Record
 from agentctx.tui.cells import day
+from agentctx.tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
     from agentctx.tui.appstate import AppState
@@ -66,6 +67,7 @@ class MergeScreen(ModalScreen[bool]):
                 yield Static("", id="merge-newer", classes="merge-side", markup=False)
             yield Static("enter merge · b keep both (never asked again) · space skip · "
                          "escape close", id="merge-keys", markup=False)
+        yield KeyBar(tail=())  # the dialog's own keys
 
     def on_mount(self) -> None:
         self.pairs = upkeep.near_duplicates(self.state.db, self.project_id)

@@ -10,6 +10,8 @@ from textual.containers import Center, Middle
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from agentctx.tui.widgets.keybar import KeyBar
+
 
 class ProblemScreen(Screen[None]):
     """What is wrong with the store, and what to do; ``q`` quits."""
@@ -30,3 +32,4 @@ class ProblemScreen(Screen[None]):
             yield Static(f"[b]agentctx cannot open the store[/b]\n\n{self.message}",
                          id="problem", markup=True)
         yield Footer()
+        yield KeyBar(tail=())  # the dialog's own keys

@@ -24,6 +24,7 @@ from textual.widgets import Button, Input, Label, Select, Static, TextArea
 from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import CONFIDENCES, RECORD_TYPES, SCOPES, Draft, Record
+from agentctx.tui.widgets.keybar import KeyBar
 
 # Which field a store message is about (first match wins); anything else shows at the top.
 FIELD_WORDS = (("rationale", "rationale"), ("title", "title"), ("body", "body"),
@@ -89,6 +90,7 @@ class FormScreen(ModalScreen[Record | None]):
                 yield Static("tab next field · escape cancel", id="form-hint")
                 yield Button("Cancel", id="cancel", compact=True)
                 yield Button("Save ^s", id="save", variant="primary", compact=True)
+        yield KeyBar(tail=())  # the dialog's own keys
 
     def fields(self) -> ComposeResult:
         """The form's rows (subclasses)."""
