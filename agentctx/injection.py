@@ -50,7 +50,7 @@ _LOOKALIKES = str.maketrans({
 # <system-reminder>, <command-name>, <user-prompt-submit-hook>, ...), tool-call blocks and the
 # names of roles and instruction blocks, as a tag (then a space, ``/``, ``>`` or the end); and
 # anything starting ``<agentctx``.
-_TAG = (r"<([ \t]*/[ \t]*)?(?:agentctx|(?:[a-z][a-z0-9]*(?:[-:][a-z][a-z0-9]*)+|function_calls|"
+_TAG = (r"<([ \t]*/)?[ \t]*(?:agentctx|(?:[a-z][a-z0-9]*(?:[-:][a-z][a-z0-9]*)+|function_calls|"
         r"function_results|tool_use|tool_result|system|user|human|assistant|developer|"
         r"instructions?|prompt|context|invoke|parameter|antml)(?=[\s/>]|\Z))")
 # A role marker at the start of a line (after indentation, quote marks or a bullet).
