@@ -13,13 +13,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx import project_profile
-from agentctx.budget import estimate_tokens
-from agentctx.digest import build as build_digest
+from agentctx.context import project_profile
+from agentctx.context.digest import build as build_digest
+from agentctx.core.budget import estimate_tokens
+from agentctx.core.ids import now as clock_now
+from agentctx.core.ids import to_iso
 from agentctx.store import graph, ledger, projects, records, sessions
 from agentctx.store.db import Store
-from agentctx.store.ids import now as clock_now
-from agentctx.store.ids import to_iso
 from agentctx.store.models import Draft, Record
 
 PROJECT_FILES = {

@@ -65,7 +65,7 @@ def main() -> int:
 def _bench(work: Path, size: int, runs: int) -> int:
     from agentctx.consolidate import duplicates
     from agentctx.consolidate.run import consolidate
-    from agentctx.embedder import embedding_text, load_model
+    from agentctx.ml.embedder import embedding_text, load_model
     from agentctx.store import Store, vectors
 
     pristine = work / "pristine" / "agentctx.db"

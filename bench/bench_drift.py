@@ -181,7 +181,7 @@ def synthetic_project(folder: Path, decisions: int, rng: random.Random) -> list[
 
 
 def _embed(db: Any, encoder: Embedder) -> None:
-    from agentctx.embedder import embedding_text
+    from agentctx.ml.embedder import embedding_text
     from agentctx.store import vectors
 
     waiting = vectors.pending(db, limit=1_000_000)
@@ -304,7 +304,7 @@ def _model(path: Path) -> Embedder | None:
     try:
         from model2vec import StaticModel
 
-        from agentctx.embedder import EmbeddingModel
+        from agentctx.ml.embedder import EmbeddingModel
     except ImportError as exc:
         print(f"no embedding model ({exc}): keyword configuration only")
         return None

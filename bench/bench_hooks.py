@@ -145,7 +145,7 @@ def _prepare_semantic(db_path: Path, home: Path, model_path: Path) -> str:
     os.environ["AGENTCTX_HOME"] = str(home)
     from agentctx.benchmarks.retrieval import embed_pending
     from agentctx.consolidate.query_side_file import ensure
-    from agentctx.embedder import load_model
+    from agentctx.ml.embedder import load_model
     from agentctx.store import Store
 
     model = load_model()
@@ -169,7 +169,7 @@ def bench_size(size: int, runs: int, workdir: Path, knobs: dict[str, str] | None
     project_id = build_store(home / "agentctx.db", size)
     built_in = time.perf_counter() - started
     cwd = str(project_folder(home / "agentctx.db"))
-    from agentctx import digest
+    from agentctx.context import digest
     from agentctx.store import Store, projects
 
     with Store.open(home / "agentctx.db") as db:

@@ -112,8 +112,8 @@ def per_call_server(db_path: Path) -> Any:
 
 def embed_everything(db_path: Path) -> tuple[str, float]:
     """Embed every current record with the real model (the consolidation API); (model, seconds)."""
-    from agentctx.config import Config
-    from agentctx.embedder import embedding_text, load_model
+    from agentctx.core.config import Config
+    from agentctx.ml.embedder import embedding_text, load_model
     from agentctx.store import Store, vectors
 
     model = load_model(Config.load())
@@ -240,9 +240,9 @@ def main() -> None:
     hybrid = not args.no_hybrid
     if hybrid:
         try:
-            import agentctx.embedder  # noqa: F401
+            import agentctx.ml.embedder  # noqa: F401
         except ImportError:
-            print("agentctx.embedder is missing: reporting the keyword path only")
+            print("agentctx.ml.embedder is missing: reporting the keyword path only")
             hybrid = False
         if not MODEL_DIR.is_dir():
             print(f"{MODEL_DIR} is missing: reporting the keyword path only")

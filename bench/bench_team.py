@@ -4,7 +4,8 @@ A synthetic project of ``--records`` (5,000) records, about half of them decisio
 and discoveries (a tenth superseded, so blocks carry history), team file on. Interleaved,
 ``--runs`` times each, in one process:
 
-* ``export md`` (baseline) — today's ``agentctx export`` of the project (:mod:`agentctx.export`);
+* ``export md`` (baseline) — today's ``agentctx export`` of the project
+(:mod:`agentctx.ops.export`);
 * ``render`` — the team file's text from the store;
 * ``sync, in step`` — what follows every CLI / MCP write when nothing shared changed: read and
   parse the file, plan the import, render, compare (no write);
@@ -39,8 +40,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from agentctx import team
-from agentctx.export import render_markdown
 from agentctx.hooks.session_start import team_file_stale
+from agentctx.ops.export import render_markdown
 from agentctx.store import Project, Store, digests, teamstate
 from agentctx.store import projects as proj
 from agentctx.team import reconcile

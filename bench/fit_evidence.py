@@ -1,17 +1,17 @@
-"""Fit the per-prompt evidence model (``agentctx/evidence.py``) on the tuning prompts only.
+"""Fit the per-prompt evidence model (``agentctx/context/evidence.py``) on the tuning prompts only.
 
 Builds, as ``agentctx bench projects`` does after consolidation, a store for the coding
 benchmark's history (its five tuning files) and for each evaluation project (its tuning file),
 runs the store's search for every prompt exactly as the per-prompt judgement does, and describes
-each of the first :data:`CANDIDATES` hits with :func:`agentctx.evidence.features`; a hit is a
-positive when it is one of the prompt's labelled answers. Held-out files are never read.
+each of the first :data:`CANDIDATES` hits with :func:`agentctx.context.evidence.features`; a hit is
+a positive when it is one of the prompt's labelled answers. Held-out files are never read.
 
 It then fits two logistic models with L2 regularisation by Newton's method (numpy only): one with
 the semantic features (stores with embeddings), one without (keyword-only stores), and reports
 each with leave-one-project-out predictions: the share of answerable prompts whose answer a
 policy would show (in full at probability >= FULL, as a pointer from the gate on) against the
 share of unanswerable prompts left clean, for a grid of thresholds. The weights it prints are
-what ``agentctx/evidence.py`` holds (rounded).
+what ``agentctx/context/evidence.py`` holds (rounded).
 
 Usage: ``.venv/bin/python bench/fit_evidence.py [--model ../shared/models/minilm-static-256]``
 """
@@ -29,10 +29,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from agentctx import evidence
 from agentctx.benchmarks import coding_data as data
 from agentctx.benchmarks import eval_judgement, retrieval
 from agentctx.benchmarks import eval_projects as projects
+from agentctx.context import evidence
 from agentctx.store import querymodel
 from agentctx.store.db import Store
 from agentctx.store.search import Query, search

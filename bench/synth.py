@@ -26,8 +26,8 @@ import random
 import time
 from pathlib import Path
 
+from agentctx.core.ids import new_ulid, to_iso
 from agentctx.store import Store, projects
-from agentctx.store.ids import new_ulid, to_iso
 
 # A project vocabulary with a long tail: a few components and libraries come up all the time,
 # most only now and then (Zipf weights), as in a real project's history.
@@ -216,7 +216,7 @@ def build_store(path: Path, n_records: int, *, seed: int = 0) -> str:
     db = Store.open(path)
     try:
         project = projects.resolve(db, str(folder)).project
-        from agentctx.project_profile import refresh
+        from agentctx.context.project_profile import refresh
 
         refresh(db, project)
         now_ms = int(time.time() * 1000)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.embedder import EmbeddingModel, forget_loaded, load_model
+from agentctx.ml.embedder import EmbeddingModel, forget_loaded, load_model
 from agentctx.store import Store
 from tests.support import tiny_model
 

@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from agentctx import background
+from agentctx.core import background
 
 
 def test_a_detached_child_runs_no_usercustomize_of_the_project(tmp_path: Path,

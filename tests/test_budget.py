@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctx.budget import char_limit, estimate_tokens, pack, truncate
+from agentctx.core.budget import char_limit, estimate_tokens, pack, truncate
 
 texts = st.text(max_size=3000)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config
+from agentctx.core import config
 
 
 def test_defaults_file_and_env_resolve_in_order(isolated_home: Path,

@@ -18,8 +18,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx import config, digest, injection, judgement
-from agentctx.budget import estimate_tokens
+from agentctx.context import digest, injection, judgement
+from agentctx.core import config
+from agentctx.core.budget import estimate_tokens
 from agentctx.store import InvalidRecord, Store, digests, records
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Hit, Project, Record
 

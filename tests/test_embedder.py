@@ -9,8 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agentctx import config, embedder
-from agentctx.embedder import EmbeddingModel, ModelUnavailable
+from agentctx.core import config
+from agentctx.ml import embedder
+from agentctx.ml.embedder import EmbeddingModel, ModelUnavailable
 from agentctx.store import Store
 from tests.consolidate import hub
 from tests.support import tiny_model

@@ -1,11 +1,12 @@
-"""Finishing a session (agentctx.finish): the final extraction, then consolidation, each a real
+"""Finishing a session (agentctx.ops.finish): the final extraction, then consolidation, each a real
 ``agentctx`` process; a failed step is reported and the next one still runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx import background, config, finish
+from agentctx.core import background, config
+from agentctx.ops import finish
 from agentctx.store import Store, projects
 
 

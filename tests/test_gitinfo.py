@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.gitinfo import find_repo, identify, normalize_remote
+from agentctx.core.gitinfo import find_repo, identify, normalize_remote
 from tests.support import special_files
 
 

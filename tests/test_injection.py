@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx import config, digest, injection, judgement, team
+from agentctx import team
+from agentctx.context import digest, injection, judgement
+from agentctx.core import config
 from agentctx.store import Store, records
 from agentctx.store import projects as proj
 from agentctx.store.models import Draft, Project

@@ -1,13 +1,14 @@
-"""The per-prompt judgement (agentctx.judgement): one decision for the hook, preview and the
+"""The per-prompt judgement (agentctx.context.judgement): one decision for the hook, preview and the
 benchmarks — every candidate's outcome, the composed text, and the settings it runs on."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx import config, judgement
 from agentctx.benchmarks import retrieval
-from agentctx.judgement import CAPPED, CUT, INJECT, POINTER, SEEN, WEAK
+from agentctx.context import judgement
+from agentctx.context.judgement import CAPPED, CUT, INJECT, POINTER, SEEN, WEAK
+from agentctx.core import config
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.hooks.conftest import at, payloads, run_hook

@@ -1,23 +1,24 @@
 """The layering of agentctx, read from the source with the standard library's ``ast``.
 
-The rule, in the same words as README.md and NOTES.md:
+The rules, in the same words as README.md:
 
-    SQL only in agentctx/store; nothing heavy on the hook path: agentctx/hooks imports, of agentctx,
-    only the store and the lean core modules config, budget, redact, gitinfo, lean, injection,
-    judgement, evidence, prompt_kind, digest, project_profile, background and safeio (and those
-    import nothing else of agentctx); the lean core modules never import from agentctx/hooks; the
-    store imports config, redact and gitinfo only inside functions, except the redact of records.py
-    (every record is redacted before it is stored) and of scrub.py (it re-redacts what older
-    versions stored).
+    Floors, top to bottom: the faces (cli, tui, web, mcpserver, hooks), the use cases (ops), the
+    offline passes and integrations (extract, consolidate, drift, team, install, benchmarks, demo),
+    what Claude sees and the models (context, ml), the store, the core. A module imports only
+    from its own floor or the floors below it. SQL only in agentctx/store; nothing heavy on the
+    hook path: agentctx/hooks imports, of agentctx, only the core, the context package and the
+    store; the core imports nothing above it, and the configuration never imports the store.
 
 "Heavy" third-party packages on the hook path are caught by the subprocess ``-X importtime``
 test in ``tests/hooks/test_import_hygiene.py``; this file checks what only the source can tell.
+Each check is shown failing on a deliberately broken example beside it.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,30 +26,29 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "agentctx"
 
-LEAN_CORE = ("config", "budget", "redact", "gitinfo", "lean", "injection", "judgement", "evidence",
-             "prompt_kind", "digest", "project_profile", "background", "safeio")
-# Module-level imports the store may make of what it otherwise imports only inside functions.
-STORE_MODULE_LEVEL_ALLOWED = {
-    ("records.py", "agentctx.redact"): "every record is redacted before it is stored",
-    ("scrub.py", "agentctx.redact"): "it re-redacts what older versions stored",
-}
+# Floors, top to bottom; a module may import from its own floor or any floor below it.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("entry", ("agentctx.__main__",)),
+    ("faces", ("agentctx.cli", "agentctx.tui", "agentctx.web", "agentctx.mcpserver",
+               "agentctx.hooks")),
+    ("use cases", ("agentctx.ops",)),
+    ("passes", ("agentctx.extract", "agentctx.consolidate", "agentctx.drift", "agentctx.team",
+                "agentctx.install", "agentctx.benchmarks", "agentctx.demo")),
+    ("what Claude sees and the models", ("agentctx.context", "agentctx.ml")),
+    ("store", ("agentctx.store",)),
+    ("core", ("agentctx.core", "agentctx")),
+)
+# What the hooks may import of agentctx, besides themselves.
+HOOK_PATH = ("agentctx.core", "agentctx.context", "agentctx.store")
+# Loose modules the package root may hold besides __init__ and __main__.
+ROOT_MODULES_MAX = 6
 
-# The start of an SQL statement (upper case, as agentctx writes SQL).
-SQL = re.compile(r"""^\s*(
-      SELECT\s+\S
-    | INSERT\s+(OR\s+[A-Z]+\s+)?INTO\s
-    | REPLACE\s+INTO\s
-    | UPDATE\s+(OR\s+[A-Z]+\s+)?\S+\s+SET\s
-    | DELETE\s+FROM\s
-    | CREATE\s+(TEMP\s+|TEMPORARY\s+|UNIQUE\s+|VIRTUAL\s+)*(TABLE|INDEX|TRIGGER|VIEW)\s
-    | DROP\s+(TABLE|INDEX|TRIGGER|VIEW)\s
-    | ALTER\s+TABLE\s
-    | PRAGMA\s+\w
-    | WITH\s+(RECURSIVE\s+)?\w+\s*(\(|AS\s)
-    | (BEGIN|COMMIT|ROLLBACK|SAVEPOINT|VACUUM|ATTACH|DETACH)(\s|$)
-)""", re.VERBOSE)
+# The first word of an SQL statement; a string that starts with one is handed to SQLite itself.
+SQL_START = re.compile(r"^\s*(select|insert|replace|update|delete|create|drop|alter|pragma|with|"
+                       r"begin|commit|rollback|savepoint|release|vacuum|attach|detach|analyze|"
+                       r"reindex|explain)\b", re.IGNORECASE)
 # Calls that run SQL on a connection or a Store, whatever the receiver is called.
-SQL_CALLS = frozenset({"execute", "executemany", "executescript"})
+SQL_CALLS = frozenset({"execute", "executemany", "executescript", "rows", "scalar", "one"})
 
 
 def modules(under: Path = PACKAGE) -> Iterator[tuple[str, Path, ast.Module]]:
@@ -63,8 +63,12 @@ def rel(path: Path) -> str:
     return str(path.relative_to(PACKAGE.parent))
 
 
+def within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
 def is_store(name: str) -> bool:
-    return name == "agentctx.store" or name.startswith("agentctx.store.")
+    return within(name, "agentctx.store")
 
 
 def docstrings(tree: ast.Module) -> set[int]:
@@ -78,10 +82,37 @@ def docstrings(tree: ast.Module) -> set[int]:
     return found
 
 
+_PARSER = sqlite3.connect(":memory:")
+
+
+def is_sql(text: str) -> bool:
+    """Whether SQLite reads ``text`` as a statement: preparing it fails for a reason other than
+    its syntax (a missing table, say) or not at all. Prose that starts with "Select" or "Update"
+    is a syntax error to SQLite."""
+    if len(text.split()) < 2 or not SQL_START.match(text):
+        return False
+    try:
+        _PARSER.execute("EXPLAIN " + text.strip().rstrip(";").replace("\x00", ""))
+    except sqlite3.Warning:  # more than one statement: a script is SQL too
+        return True
+    except sqlite3.Error as error:
+        message = str(error)
+        return not ("syntax error" in message or "incomplete input" in message or
+                    "unrecognized token" in message)
+    return True
+
+
+def joined_text(node: ast.JoinedStr) -> str:
+    """An f-string's text with each placeholder read as a name (or a parameter after an
+    operator)."""
+    return "".join(part.value if isinstance(part, ast.Constant) and isinstance(part.value, str)
+                   else " x " for part in node.values)
+
+
 def sql_violations(name: str, path: Path, tree: ast.Module) -> list[str]:
-    """Where a module outside the store speaks SQL: an SQL statement in a string, a call of
-    ``execute``/``executemany``/``executescript``, ``sqlite3.connect``, or a reach into a
-    Store's connection (``.conn``)."""
+    """Where a module outside the store speaks SQL: SQL text in a string (any case), a call of
+    ``execute``/``executemany``/``executescript`` or of a Store's ``rows``/``scalar``/``one``,
+    ``sqlite3.connect``, or a reach into a Store's connection (``.conn``)."""
     if is_store(name):
         return []
     skip = docstrings(tree)
@@ -89,13 +120,12 @@ def sql_violations(name: str, path: Path, tree: ast.Module) -> list[str]:
     for node in ast.walk(tree):
         where = f"{rel(path)}:{getattr(node, 'lineno', '?')}"
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
-            if SQL.match(node.value):
+            if is_sql(node.value):
                 found.append(f"{where}: SQL text {node.value[:40]!r}")
         elif isinstance(node, ast.JoinedStr):
-            head = node.values[0] if node.values else None
-            if isinstance(head, ast.Constant) and isinstance(head.value, str) and \
-                    SQL.match(head.value):
-                found.append(f"{where}: SQL text {head.value[:40]!r}")
+            text = joined_text(node)
+            if is_sql(text):
+                found.append(f"{where}: SQL text {text[:40]!r}")
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
             if node.func.attr in SQL_CALLS:
                 found.append(f"{where}: .{node.func.attr}() runs SQL")
@@ -153,7 +183,80 @@ def imports_of(name: str, tree: ast.Module, *, module_level_only: bool = False,
     return found
 
 
+def floor_of(name: str) -> int:
+    """The index of ``name``'s floor in :data:`FLOORS` (0 is the top); the most specific
+    package wins, so ``agentctx.core.x`` is core and ``agentctx.demo`` a pass."""
+    best, depth = -1, -1
+    for index, (_label, packages) in enumerate(FLOORS):
+        for package in packages:
+            if within(name, package) and package.count(".") > depth:
+                best, depth = index, package.count(".")
+    return best
+
+
+def upward_imports(sources: dict[str, tuple[Path, ast.Module]]) -> list[str]:
+    """Every import that points to a floor above the importer's."""
+    found = []
+    for name, (path, tree) in sources.items():
+        own, seen = floor_of(name), set()
+        for target, line in imports_of(name, tree):
+            if target == "agentctx" or line in seen:
+                continue
+            if floor_of(target) < own:
+                seen.add(line)
+                found.append(f"{rel(path)}:{line} ({FLOORS[own][0]}) imports {target} "
+                             f"({FLOORS[floor_of(target)][0]})")
+    return found
+
+
 ALL = {name: (path, tree) for name, path, tree in modules()}
+
+
+def test_every_module_stands_on_a_floor() -> None:
+    assert not [name for name in ALL if floor_of(name) < 0]
+
+
+def test_imports_point_down_or_sideways() -> None:
+    found = upward_imports(ALL)
+    assert not found, "imports that run up a floor:\n" + "\n".join(found)
+
+
+def test_the_floor_check_catches_an_import_up() -> None:
+    broken = {"agentctx.store.stray": (PACKAGE / "store" / "stray.py",
+                                       ast.parse("from agentctx.context import judgement\n")),
+              "agentctx.core.stray": (PACKAGE / "core" / "stray.py",
+                                      ast.parse("def late():\n    import agentctx.ops.export\n"))}
+    assert len(upward_imports(broken)) == 2
+
+
+def loose_root_modules(names: list[str]) -> list[str]:
+    """The modules that sit directly in the package root, ``__init__`` and ``__main__`` aside."""
+    return sorted(name for name in names if name.count(".") == 1 and name != "agentctx.__main__"
+                  and not (PACKAGE / name.split(".")[1] / "__init__.py").exists())
+
+
+def test_the_root_keeps_few_loose_modules() -> None:
+    loose = loose_root_modules(list(ALL))
+    assert len(loose) <= ROOT_MODULES_MAX, loose
+
+
+def test_the_root_check_counts_a_new_module() -> None:
+    names = [*ALL, *(f"agentctx.extra{i}" for i in range(ROOT_MODULES_MAX + 1))]
+    assert len(loose_root_modules(names)) > ROOT_MODULES_MAX
+
+
+def config_imports_of_the_store(tree: ast.Module) -> list[str]:
+    return [f"line {line}: {target}" for target, line in imports_of("agentctx.core.config", tree)
+            if is_store(target)]
+
+
+def test_the_configuration_never_imports_the_store() -> None:
+    assert not config_imports_of_the_store(ALL["agentctx.core.config"][1])
+
+
+def test_the_configuration_check_sees_an_import_inside_a_function() -> None:
+    broken = ast.parse("def late():\n    from agentctx.store.ids import now\n")
+    assert config_imports_of_the_store(broken) == ["line 2: agentctx.store.ids"]
 
 
 def test_sql_only_in_the_store() -> None:
@@ -161,35 +264,48 @@ def test_sql_only_in_the_store() -> None:
     assert not found, "SQL outside agentctx/store:\n" + "\n".join(found)
 
 
-def test_the_sql_check_catches_a_stray_query() -> None:
-    stray = ast.parse('def count(db):\n    return db.execute("SELECT count(*) FROM records")\n')
+@pytest.mark.parametrize("source", [
+    'def count(db):\n    return db.execute("SELECT count(*) FROM records")\n',
+    'def count(db):\n    return db.scalar("select count(*) from records where project_id = ?")\n',
+    'def names(db, table):\n    return db.rows(f"select name from {table} order by name")\n',
+])
+def test_the_sql_check_catches_a_stray_query(source: str) -> None:
+    stray = ast.parse(source)
     found = sql_violations("agentctx.stray", PACKAGE / "stray.py", stray)
-    assert len(found) == 2  # the statement and the call that runs it
-    assert any("SQL text 'SELECT count(*)" in f for f in found)
-    prose = ast.parse('HELP = "Select the records from a project, then update the view."\n')
-    assert sql_violations("agentctx.stray", PACKAGE / "stray.py", prose) == []
+    assert len(found) == 2, found  # the statement and the call that runs it
+    assert any("SQL text" in f for f in found)
     assert sql_violations("agentctx.store.stray", PACKAGE / "store" / "stray.py", stray) == []
+
+
+@pytest.mark.parametrize("prose", [
+    "Select the records from a project, then update the view.",
+    "Update the team file after a write.",
+    "With a record selected, press s to supersede it.",
+    "create a record",
+])
+def test_the_sql_check_leaves_prose_alone(prose: str) -> None:
+    tree = ast.parse(f"HELP = {prose!r}\n")
+    assert sql_violations("agentctx.stray", PACKAGE / "stray.py", tree) == []
 
 
 def test_imports_are_read_at_every_depth_but_type_checking() -> None:
     tree = ast.parse(
-        "from agentctx import config\n"
+        "from agentctx.core import config\n"
         "TYPE_CHECKING = False\n"
         "if TYPE_CHECKING:\n    import agentctx.consolidate.run\n"
         "def late():\n    try:\n        from . import graph\n    finally:\n        pass\n"
-        "    from agentctx.embedder import load_model\n")
+        "    from agentctx.ml.embedder import load_model\n")
     everywhere = {target for target, _ in imports_of("agentctx.store.records", tree)}
-    assert everywhere == {"agentctx", "agentctx.config", "agentctx.store", "agentctx.store.graph",
-                          "agentctx.embedder"}
+    assert everywhere == {"agentctx.core", "agentctx.core.config", "agentctx.store",
+                          "agentctx.store.graph", "agentctx.ml.embedder"}
     top = {target for target, _ in imports_of("agentctx.store.records", tree,
                                               module_level_only=True)}
-    assert top == {"agentctx", "agentctx.config"}
+    assert top == {"agentctx.core", "agentctx.core.config"}
 
 
-def test_hooks_import_only_the_store_and_the_lean_core() -> None:
-    allowed = {f"agentctx.{m}" for m in LEAN_CORE} | {"agentctx"}
+def test_hooks_import_only_the_core_the_context_and_the_store() -> None:
     reached: dict[str, str] = {}
-    waiting = [name for name in ALL if name.startswith("agentctx.hooks")]
+    waiting = [name for name in ALL if within(name, "agentctx.hooks")]
     while waiting:
         name = waiting.pop()
         path, tree = ALL[name]
@@ -199,33 +315,10 @@ def test_hooks_import_only_the_store_and_the_lean_core() -> None:
             reached[target] = f"{rel(path)}:{line}"
             waiting.append(target)
     outside = {target: where for target, where in reached.items() if not (
-        target in allowed or is_store(target) or target.startswith("agentctx.hooks"))}
-    assert not outside, "the hook path reaches beyond the store and the lean core:\n" + "\n".join(
+        target == "agentctx" or within(target, "agentctx.hooks")
+        or any(within(target, package) for package in HOOK_PATH))}
+    assert not outside, "the hook path reaches beyond the core, context and store:\n" + "\n".join(
         f"{where} imports {target}" for target, where in sorted(outside.items()))
-
-
-def test_the_lean_core_never_imports_from_the_hooks() -> None:
-    found = [f"{rel(ALL[name][0])}:{line} imports {target}"
-             for name in (f"agentctx.{m}" for m in LEAN_CORE)
-             for target, line in imports_of(name, ALL[name][1])
-             if target.startswith("agentctx.hooks")]
-    assert not found, "\n".join(found)
-
-
-def test_the_store_imports_configuration_only_inside_functions() -> None:
-    found = []
-    for name, (path, tree) in ALL.items():
-        if not is_store(name):
-            continue
-        for target, line in imports_of(name, tree, module_level_only=True):
-            if target in ("agentctx.config", "agentctx.redact", "agentctx.gitinfo") and \
-                    (path.name, target) not in STORE_MODULE_LEVEL_ALLOWED:
-                found.append(f"{rel(path)}:{line} imports {target} at module level")
-        for target, line in imports_of(name, tree):
-            if not (is_store(target) or target in ("agentctx", "agentctx.lean", "agentctx.config",
-                                                   "agentctx.redact", "agentctx.gitinfo")):
-                found.append(f"{rel(path)}:{line} imports {target}")
-    assert not found, "\n".join(found)
 
 
 def test_no_import_probe_for_a_module_of_our_own() -> None:
@@ -291,16 +384,8 @@ def test_the_name_check_catches_a_clash() -> None:
     assert name_clashes(["agentctx.hooks", "agentctx.cli.hooks", "agentctx.x.hooks"]) != []
 
 
-@pytest.mark.parametrize("words", [
-    "SQL only in agentctx/store",
-    "nothing heavy on the hook path",
-    "config, budget, redact, gitinfo, lean, injection, judgement, evidence, prompt_kind, digest, "
-    "project_profile, background and safeio",
-])
-def test_readme_and_notes_state_the_same_rule(words: str) -> None:
+def test_the_readme_states_the_rules() -> None:
     rule = " ".join((__doc__ or "").split())
-    assert words in rule
-    for document in ("README.md", "NOTES.md"):
-        text = " ".join((PACKAGE.parent / document).read_text(encoding="utf-8").split())
-        end = "older versions stored)."
-        assert rule[rule.index("SQL only"):rule.index(end) + len(end)] in text, document
+    start, end = rule.index("Floors, top to bottom"), rule.index("never imports the store.")
+    text = " ".join((PACKAGE.parent / "README.md").read_text(encoding="utf-8").split())
+    assert rule[start:end + len("never imports the store.")] in text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import project_profile
+from agentctx.context import project_profile
 from agentctx.store import Store, projects, records
 from tests.support import special_files
 

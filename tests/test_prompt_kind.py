@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agentctx.prompt_kind import CHAT, EDIT, GENERIC, PROJECT, kind
+from agentctx.context.prompt_kind import CHAT, EDIT, GENERIC, PROJECT, kind
 
 
 @pytest.mark.parametrize("prompt", [

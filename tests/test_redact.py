@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctx.redact import _PATTERNS, contains_secret, redact
+from agentctx.core.redact import _PATTERNS, contains_secret, redact
 from tests.support.secret_corpus import KINDS as CORPUS_KINDS
 from tests.support.secret_corpus import NOT_SECRETS, Secret, generated
 from tests.support.secret_corpus import SECRETS as SECRET_CORPUS

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -152,9 +153,11 @@ def test_the_wheel_installs_clean_and_works(tmp_path: Path) -> None:
     # hooks on real payloads, as Claude Code runs them (the launcher init registered)
     settings = json.loads((home / ".claude" / "settings.json").read_text(encoding="utf-8"))
     command = settings["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert command == f"{venv_bin / 'agentctx'} hook session-start"
+    # isolated mode: nothing of the project's environment runs before agentctx decides
+    assert command == f"{venv_bin / 'python'} -I -m agentctx hook session-start"
     start = at(payloads("SessionStart")[0], project)
-    hook = _run(venv_bin, "hook", "session-start", env=env, cwd=project, stdin=json.dumps(start))
+    hook = subprocess.run(shlex.split(command), input=json.dumps(start), cwd=project, env=env,
+                          capture_output=True, text=True, timeout=180, check=False)
     assert hook.returncode == 0 and hook.stderr == ""
     document: dict[str, Any] | None = check_contract(hook.stdout)
     assert document and record_id in document["hookSpecificOutput"]["additionalContext"]

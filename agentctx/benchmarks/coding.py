@@ -32,9 +32,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx import config, judgement
 from agentctx.benchmarks import coding_data as data
 from agentctx.benchmarks import metrics, retrieval, tables
+from agentctx.context import judgement
+from agentctx.core import config
 from agentctx.store.db import Store
 from agentctx.store.models import Hit
 

@@ -42,9 +42,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctx.core.ids import to_iso
 from agentctx.store import graph, projects, records, sessions
 from agentctx.store.db import Store
-from agentctx.store.ids import to_iso
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

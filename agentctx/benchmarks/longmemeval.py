@@ -30,13 +30,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx import config, judgement
 from agentctx.benchmarks import metrics, retrieval, tables
+from agentctx.context import judgement
+from agentctx.core import config
+from agentctx.core.ids import to_iso
 from agentctx.store import projects, records
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
 from agentctx.store.fts_baseline import Fts5Baseline
-from agentctx.store.ids import to_iso
 from agentctx.store.models import Draft
 
 SUBSET_NAME = "longmemeval_s_subset.json"

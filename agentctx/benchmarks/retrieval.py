@@ -1,7 +1,7 @@
 """The configurations under test, each calling the code the product runs — never a second search.
 
 * **per-turn hook** — what ``UserPromptSubmit`` injects in a fresh session: the hook's own
-  side-effect-free judgement, :func:`agentctx.judgement.decide` (the store's one search, the
+  side-effect-free judgement, :func:`agentctx.context.judgement.decide` (the store's one search, the
   ``prompt_records`` cut, the ``prompt_min_relevance`` threshold, the semantic check and the
   per-prompt budget).
 * **keyword search** — :func:`agentctx.store.search.search` as ``ctx_search`` calls it when no
@@ -24,8 +24,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-from agentctx import budget, config, judgement
-from agentctx.embedder import query_text
+from agentctx.context import judgement
+from agentctx.core import budget, config
+from agentctx.ml.embedder import query_text
 from agentctx.store.db import Store
 from agentctx.store.models import Hit
 from agentctx.store.search import Query, search
@@ -38,8 +39,8 @@ T = TypeVar("T")
 # Benchmark stores keep every superseded version (nothing ages into the archive).
 OVERRIDES = {"AGENTCTX_ARCHIVE_AFTER_DAYS": "36500"}
 CONSOLIDATE_TIME_LIMIT_S = 600
-HOOK_SELECTION = ("agentctx.judgement.decide: the hook's own judgement and composition, without "
-                  "its receipts")
+HOOK_SELECTION = ("agentctx.context.judgement.decide: the hook's own judgement and composition, "
+                  "without its receipts")
 
 
 class Injection(NamedTuple):
@@ -60,7 +61,7 @@ def hook_selection_note() -> str:
 def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
                    cfg: config.Config) -> Injection:
     """The records (and text) the per-prompt hook would inject for ``prompt`` in a new session:
-    the hook's own side-effect-free judgement, :func:`agentctx.judgement.decide`."""
+    the hook's own side-effect-free judgement, :func:`agentctx.context.judgement.decide`."""
     decision = judgement.decide(db, project_id, project_name, prompt, judgement.settings(cfg))
     return Injection(list(decision.injected), decision.text,
                      budget.estimate_tokens(decision.text) if decision.text else 0,
@@ -78,7 +79,7 @@ def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
 def clock_at(moment: datetime | None) -> Iterator[None]:
     """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
     for ``None``), as a user asking on that day would see it."""
-    from agentctx.store.ids import NOW_ENV, to_iso
+    from agentctx.core.ids import NOW_ENV, to_iso
 
     if moment is None:
         yield
@@ -105,7 +106,7 @@ def timed(call: Callable[[], T]) -> tuple[T, float]:
 
 
 class Embedder(NamedTuple):
-    """A loaded embedding model (``agentctx.embedder.EmbeddingModel``) and its label."""
+    """A loaded embedding model (``agentctx.ml.embedder.EmbeddingModel``) and its label."""
 
     model: Any
     label: str
@@ -134,7 +135,7 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
     with the command that fetches it.
     """
     try:
-        from agentctx.embedder import load_model
+        from agentctx.ml.embedder import load_model
         from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
     except Exception as exc:
         return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
@@ -202,7 +203,7 @@ def _semantic_note(query_model: str, cfg: config.Config) -> str:
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
     """Embed every record waiting for an embedding, as consolidation does; returns how many."""
-    from agentctx.embedder import embedding_text
+    from agentctx.ml.embedder import embedding_text
     from agentctx.store import vectors
 
     done = 0

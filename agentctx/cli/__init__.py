@@ -66,8 +66,8 @@ def _register() -> None:
 
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
-    from agentctx.config import ConfigError
-    from agentctx.redact import redact
+    from agentctx.core.config import ConfigError
+    from agentctx.core.redact import redact
     from agentctx.store.errors import StoreError
 
     _register()
@@ -91,8 +91,8 @@ def run_cli(argv: list[str] | None = None) -> None:
 
 def _log_crash() -> None:
     try:
-        from agentctx import config
-        from agentctx.redact import redact
+        from agentctx.core import config
+        from agentctx.core.redact import redact
 
         logs = config.ensure_home() / "logs"
         fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -11,7 +11,7 @@ from typing import Any
 
 import typer
 
-from agentctx import __version__, config
+from agentctx import __version__
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -21,6 +21,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.core import config
 from agentctx.store import projects as proj
 from agentctx.store import stats
 from agentctx.store.db import Store
@@ -239,7 +240,7 @@ def export(project: str | None = ProjectOption,
     if fmt != "md":
         _export_backup(project, out, fmt)
         return
-    from agentctx.export import render_markdown
+    from agentctx.ops.export import render_markdown
 
     with open_store() as db:
         text = render_markdown(db, current_project(db, project), include_superseded=superseded)

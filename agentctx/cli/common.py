@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store.models import Project

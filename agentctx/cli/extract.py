@@ -8,7 +8,6 @@ from pathlib import Path
 
 import typer
 
-from agentctx import config
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -19,6 +18,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.core import config
 from agentctx.extract.run import Outcome, Request, describe, log, run
 
 WATCHDOG_GRACE_S = 15
@@ -134,9 +134,9 @@ def _as_dict(outcome: Outcome) -> dict[str, object]:
 
 
 def _backfill(since: str | None, yes: bool, project_ref: str | None, json_out: bool) -> None:
+    from agentctx.core.ids import parse_time
     from agentctx.extract import backfill
-    from agentctx.llm.client import api_key_from_env
-    from agentctx.store.ids import parse_time
+    from agentctx.ml.llm import api_key_from_env
 
     if since:
         try:

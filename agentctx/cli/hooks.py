@@ -2,7 +2,7 @@
 would inject, and the hidden ``finish-session``.
 
 ``finish-session`` is the detached child the SessionEnd hook spawns; it runs
-:func:`agentctx.finish.finish_session` (the final extraction, then consolidation). A failed step
+:func:`agentctx.ops.finish.finish_session` (the final extraction, then consolidation). A failed step
 is logged to ``<home>/logs/hooks.log``; the child's own output goes to
 ``<home>/logs/finish-session.log``.
 """
@@ -13,8 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from agentctx import config
-from agentctx.budget import estimate_tokens
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -23,10 +21,12 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.core import config
+from agentctx.core.budget import estimate_tokens
 from agentctx.store import projects
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.judgement import Decision, Verdict
+    from agentctx.context.judgement import Decision, Verdict
 
 def pause(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """Pause agentctx for a project: no injection and no capture until 'agentctx resume'."""
@@ -64,7 +64,7 @@ def preview(
     """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
     pointer — and why each candidate was or was not (probability, relevance, matched words,
     cosine). Injects and records nothing."""
-    from agentctx import judgement
+    from agentctx.context import judgement
     from agentctx.store import records as rec
     from agentctx.store import sessions
 
@@ -110,7 +110,7 @@ def preview(
 
 def _listed(verdicts: list[Verdict], limit: int) -> list[Verdict]:
     """Every candidate shown (or cut for room), then up to ``limit`` of the others."""
-    from agentctx.judgement import CUT, INJECT, POINTER
+    from agentctx.context.judgement import CUT, INJECT, POINTER
 
     chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT)]
     others = [v for v in verdicts if v.outcome not in (INJECT, POINTER, CUT)]
@@ -121,7 +121,7 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
                   shorts: dict[str, str], decision: Decision, show_text: bool) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    from agentctx.judgement import OUTCOMES
+    from agentctx.context.judgement import OUTCOMES
 
     lines = [f"{project_name}: in full from probability {settings['full_confidence']:.2f}, "
              f"pointers from {settings['pointer_confidence']:.2f}, at most "
@@ -160,8 +160,8 @@ def finish_session(
     transcript: str | None = typer.Option(None, "--transcript", help="Session transcript path."),
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
-    from agentctx import finish
-    from agentctx.hooks.context import log_problem
+    from agentctx.hooks.event import log_problem
+    from agentctx.ops import finish
 
     def problem(message: str) -> None:
         log_problem(finish.LOG_EVENT, session_id, message)

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import typer
 
-from agentctx import config
 from agentctx.cli.common import JsonOption, YesOption, fail, print_json
+from agentctx.core import config
 from agentctx.install import InstallError, Step
 from agentctx.install import jsonfile as jf
 
@@ -167,7 +167,7 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
 
 
 def _download_model() -> None:
-    from agentctx import embedder
+    from agentctx.ml import embedder
 
     typer.echo("downloading the embedding model (one time) …")
     try:
@@ -250,7 +250,7 @@ def doctor(
                                help="Skip the MCP handshake and the hook latency measurement."),
 ) -> None:
     """Check the installation, one line per check (ok / warn / fail) with the fix."""
-    from agentctx import doctor as checks
+    from agentctx.ops import doctor as checks
 
     results = checks.run_checks(probe=not quick, latency_runs=0 if quick else checks.LATENCY_RUNS)
     failed = any(check.status == checks.FAIL for check in results)

@@ -12,8 +12,8 @@ from typing import Any
 
 import typer
 
-from agentctx import config
 from agentctx.cli.common import JsonOption, YesOption, fail, is_tty, open_store, print_json
+from agentctx.core import config
 from agentctx.store import records as rec
 from agentctx.store import upkeep
 from agentctx.store.db import Store

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import typer
 
-from agentctx import config
 from agentctx.cli import render
 from agentctx.cli.common import (
     JsonOption,
@@ -19,6 +18,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.core import config
 from agentctx.store import chains, details, graph
 from agentctx.store import records as rec
 from agentctx.store import search as srch
@@ -182,8 +182,8 @@ def edit(
 
 def edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
     """Edit a record's title and body in ``$EDITOR``; one clear line when that fails."""
-    from agentctx.edit_text import EditorError
-    from agentctx.edit_text import edit_in_editor as run_editor
+    from agentctx.ops.edit_text import EditorError
+    from agentctx.ops.edit_text import edit_in_editor as run_editor
 
     try:
         return run_editor(title, body, record_id)

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from agentctx import safeio, team
+from agentctx import team
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -17,6 +17,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.core import safeio
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.models import Project

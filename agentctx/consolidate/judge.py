@@ -1,6 +1,6 @@
 """The merge judge: one low-temperature model call per near-duplicate pair.
 
-Built on the one Anthropic client factory (:mod:`agentctx.llm.client`). The judge exists only
+Built on the one Anthropic client factory (:mod:`agentctx.ml.llm`). The judge exists only
 when the ``llm`` knob is on and an API key is set; otherwise near-duplicates simply stay merge
 candidates for a person to decide. Every call, answered or not, goes to the cost ledger (purpose
 ``merge``), and the judge stops asking once a run has spent ``llm_cost_cap_usd``.
@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentctx import config
 from agentctx.consolidate.duplicates import Judge, Verdict
+from agentctx.core import config
 from agentctx.store.db import Store
 from agentctx.store.models import Record
 
@@ -57,7 +57,7 @@ def llm_judge(db: Store, cfg: config.Config | None = None, *,
     cfg = cfg or config.Config.load()
     if not cfg.get_bool("llm"):
         return None
-    from agentctx.llm.client import (
+    from agentctx.ml.llm import (
         Deadline,
         LLMError,
         api_key_from_env,

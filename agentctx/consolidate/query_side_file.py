@@ -15,8 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from agentctx import config
-from agentctx.embedder import EmbeddingModel
+from agentctx.core import config
+from agentctx.ml.embedder import EmbeddingModel
 from agentctx.store import querymodel
 from agentctx.store.db import Store
 

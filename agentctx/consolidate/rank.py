@@ -1,6 +1,7 @@
 """The digest ranker: reciprocal-rank fusion of keyword relevance and vector similarity.
 
-Consolidation hands :func:`ranker` to :func:`agentctx.digest.refresh`; the digest calls it once
+Consolidation hands :func:`ranker` to :func:`agentctx.context.digest.refresh`; the digest calls it
+once
 per section with that section's candidates. Both signals are measured against the project's recent
 prompts (kept, redacted, by the prompt hook):
 
@@ -18,15 +19,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from agentctx.embedder import query_text
+from agentctx.ml.embedder import query_text
 from agentctx.store import search as store_search
 from agentctx.store import sessions, vectors
 from agentctx.store.db import Store
 from agentctx.store.models import Record
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.digest import Rank
-    from agentctx.embedder import EmbeddingModel
+    from agentctx.context.digest import Rank
+    from agentctx.ml.embedder import EmbeddingModel
 
 RRF_K = 60
 PROMPT_HITS = 50

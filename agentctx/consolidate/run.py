@@ -36,17 +36,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from agentctx import config
+from agentctx.core import config
+from agentctx.core.ids import now as clock_now
+from agentctx.core.ids import to_iso
 from agentctx.store import projects as proj
 from agentctx.store import upkeep, vectors
 from agentctx.store.db import Store
-from agentctx.store.ids import now as clock_now
-from agentctx.store.ids import to_iso
 from agentctx.store.models import GLOBAL_PROJECT, Project
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.consolidate.duplicates import Judge
-    from agentctx.embedder import EmbeddingModel
+    from agentctx.ml.embedder import EmbeddingModel
 
 log = logging.getLogger("agentctx.consolidate")
 
@@ -113,7 +113,7 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
     ``judge`` confirms merges: ``"auto"`` uses the configured model when the ``llm`` knob is on
     and an API key is set, ``None`` never merges (near-duplicates stay candidates).
     """
-    from agentctx.background import exclusive
+    from agentctx.core.background import exclusive
 
     with exclusive(LOCK_NAME) as mine:
         if not mine:
@@ -153,7 +153,7 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
     if embeddings and cfg.get_bool("embeddings"):
         if model is None:
-            from agentctx.embedder import load_model
+            from agentctx.ml.embedder import load_model
 
             model = load_model(cfg)
         report.embeddings = "on" if model else "the embedding model is unavailable (see the log)"
@@ -188,7 +188,7 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
 def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
            clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.embedder import EMBED_TEXT_FORMAT, embedding_text
+    from agentctx.ml.embedder import EMBED_TEXT_FORMAT, embedding_text
 
     with db.write():
         requeued = vectors.requeue_other_format(db, EMBED_TEXT_FORMAT)
@@ -347,8 +347,8 @@ def _team_files(db: Store, scope: Sequence[str] | None, report: Report,
 
 def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
              cfg: config.Config, clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx import digest
     from agentctx.consolidate.rank import ranker
+    from agentctx.context import digest
 
     prompts = cfg.get_int("recent_prompts")
     for project in _projects(db, scope):

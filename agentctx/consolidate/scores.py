@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
+from agentctx.core.ids import to_iso
 from agentctx.store import upkeep
 from agentctx.store.db import Store
-from agentctx.store.ids import to_iso
 from agentctx.store.scoring import low_since, score_factors
 
 BATCH = 2000

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple, Protocol
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.drift import writer
 from agentctx.drift.coverage import DEFAULT, Embedder, Params
 from agentctx.drift.propose import FileChange, Proposal, Proposed, propose
@@ -112,7 +112,7 @@ def encoder_for(db: Store, model: _Model | None) -> Embedder | None:
 def default_encoder(db: Store, cfg: config.Config | None = None) -> Embedder | None:
     """The configured embedding model when embeddings are on, the model is on disk
     and the store holds vectors made with it; else ``None`` (the scan is keyword-only)."""
-    from agentctx.embedder import load_model, model_name
+    from agentctx.ml.embedder import load_model, model_name
 
     try:
         cfg = cfg or config.Config.load()

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx import safeio
+from agentctx.core import safeio
 
 MAX_IMPORT_HOPS = 4
 MAX_FILE_BYTES = 4 * 1024 * 1024  # Claude Code skips larger memory files

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx import safeio
+from agentctx.core import safeio
 from agentctx.drift.propose import FileChange
 
 # A memory file larger than this is not read back (nor rewritten).

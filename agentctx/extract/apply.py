@@ -43,9 +43,9 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any, NamedTuple, Protocol
 
-from agentctx.budget import truncate
+from agentctx.core.budget import truncate
+from agentctx.core.redact import redact
 from agentctx.extract.request import ActiveWork, Extraction
-from agentctx.redact import redact
 from agentctx.store import graph, records
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound

@@ -20,15 +20,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx import budget
+from agentctx.core import budget
+from agentctx.core.gitinfo import identify
+from agentctx.core.ids import parse_time
 from agentctx.extract import tiers
 from agentctx.extract.apply import Target
 from agentctx.extract.run import Outcome, Request, estimate_usd, run, variable_block
 from agentctx.extract.transcript import TranscriptError, peek_metadata, read_transcript
-from agentctx.gitinfo import identify
 from agentctx.store import sessions
 from agentctx.store.db import Store
-from agentctx.store.ids import parse_time
 from agentctx.store.models import Project
 
 CONFIG_DIR_ENV = "CLAUDE_CONFIG_DIR"

@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agentctx.redact import redact
+from agentctx.core.redact import redact
 
 Confidence = Literal["explicit", "inferred"]
 LIST_MAX = 20  # entries kept per list (the prompt asks for at most 20)

@@ -32,7 +32,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agentctx import background, budget, config
+from agentctx.core import background, budget, config
+from agentctx.core.ids import now_iso
+from agentctx.core.redact import redact
 from agentctx.extract import tiers
 from agentctx.extract.apply import Action, Applied, Embedder, Target, apply, plan
 from agentctx.extract.request import (
@@ -47,12 +49,10 @@ from agentctx.extract.request import (
     transcript_message,
 )
 from agentctx.extract.transcript import Transcript, TranscriptError, read_transcript
-from agentctx.llm.client import Attempt, Deadline, LLMError, api_key_from_env
-from agentctx.redact import redact
+from agentctx.ml.llm import Attempt, Deadline, LLMError, api_key_from_env
 from agentctx.store import Store, records, sessions
 from agentctx.store import projects as proj
 from agentctx.store.errors import StoreError
-from agentctx.store.ids import now_iso
 from agentctx.store.models import GLOBAL_PROJECT
 
 if TYPE_CHECKING:
@@ -226,7 +226,7 @@ def _target(db: Store, session_id: str, transcript: Transcript, cfg: config.Conf
     worktree: str | None = None
     root: str | None = None
     if request.dry_run:
-        from agentctx.gitinfo import identify
+        from agentctx.core.gitinfo import identify
 
         identity = identify(cwd) if cwd else None
         project_id = known.project_id if known else (identity.id if identity else None)
@@ -415,7 +415,7 @@ def _embedder(cfg: config.Config) -> Embedder | None:
     """The embedding model when consolidation provides one and it loads; else ``None``."""
     if not cfg.get_bool("embeddings"):
         return None
-    from agentctx import embedder
+    from agentctx.ml import embedder
 
     # Never download here, and keep the model's "unavailable" warning out of extract.log's
     # one-line-per-run record: without a model, preferences are matched by text.
@@ -480,7 +480,7 @@ class _Calls:
 
     def client(self) -> anthropic.Anthropic:
         if self._client is None:
-            from agentctx.llm.client import make_client
+            from agentctx.ml.llm import make_client
 
             self._client = make_client(self.http_client)
         return self._client
@@ -522,7 +522,7 @@ class _Calls:
         return value
 
     def _call(self, user: str) -> tuple[Extraction, list[Attempt]]:
-        from agentctx.llm.client import structured_call
+        from agentctx.ml.llm import structured_call
 
         result = structured_call(self.client(), output_type=Extraction, model=self.model,
                                  system=self.system, user=user, max_tokens=MAX_OUTPUT_TOKENS,
@@ -534,7 +534,7 @@ class _Calls:
         if self.dry_run:
             self.usd += sum(a.usd for a in attempts)
             return
-        from agentctx.llm.client import record
+        from agentctx.ml.llm import record
 
         self.usd += record(self.db, attempts, purpose=purpose,
                            session_id=self.target.session_id, project_id=self.target.project_id)
@@ -550,7 +550,7 @@ class _Calls:
 
 
 def _price(model: str) -> Any:
-    from agentctx.llm.pricing import load
+    from agentctx.ml.pricing import load
 
     return load().price(model)[0]
 
@@ -558,7 +558,7 @@ def _price(model: str) -> Any:
 def estimate_usd(tier: tiers.TierPlan, model: str, variable_tokens: int,
                  context_tokens: int = 0, *, cache_warm: bool = False) -> float:
     """Expected USD of a plan's calls (the first call writes the prompt cache unless warm)."""
-    from agentctx.llm.pricing import CallUsage, load
+    from agentctx.ml.pricing import CallUsage, load
 
     table = load()
     prefix = budget.estimate_tokens(system_prefix())

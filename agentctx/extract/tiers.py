@@ -1,6 +1,6 @@
 """Size tiers: how much of a session is sent to the model, in how many calls.
 
-By the estimated tokens of the new content (``agentctx.budget.estimate_tokens``):
+By the estimated tokens of the new content (``agentctx.core.budget.estimate_tokens``):
 
 * tier 1, up to 15K tokens: everything, one call;
 * tier 2, 15K-50K: the first 3K tokens (project context, session set-up) and the last 17K
@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from agentctx.budget import estimate_tokens, truncate
+from agentctx.core.budget import estimate_tokens, truncate
 from agentctx.extract.transcript import Entry
 
 SINGLE_CALL_MAX_TOKENS = 15_000

@@ -15,7 +15,7 @@ fatal. What it keeps:
 What it drops: thinking, progress, API-request bookkeeping, attachments (hook context among
 them), meta messages, Claude Code's ``<system-reminder>`` blocks and agentctx's own fenced
 context (no feedback loop), and the post-compaction summary when the compacted part is still in
-the file. Secrets are redacted by :func:`agentctx.redact.redact` in every rendered entry, and
+the file. Secrets are redacted by :func:`agentctx.core.redact.redact` in every rendered entry, and
 before any text is cut (half a secret no longer matches its pattern).
 
 Each entry remembers the byte offset of its first line, so a caller can take only what was
@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from agentctx.budget import truncate
-from agentctx.redact import Redactor, redact
-from agentctx.safeio import open_stream, read_line
+from agentctx.core.budget import truncate
+from agentctx.core.redact import Redactor, redact
+from agentctx.core.safeio import open_stream, read_line
 
 # A transcript line longer than this is skipped (a real one, even with a pasted image, is far
 # smaller; a sparse or corrupt file may have no newline at all).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx.hooks.context import HookContext
+from agentctx.hooks.event import HookContext
 from agentctx.store import projects
 
 
@@ -19,8 +19,8 @@ def handle(ctx: HookContext) -> str | None:
     new_cwd = ctx.text("new_cwd")
     if not new_cwd or "\x00" in new_cwd:  # no folder has a NUL byte in its name
         new_cwd = ctx.cwd
-    from agentctx.gitinfo import find_repo
-    from agentctx.project_profile import detect, refresh
+    from agentctx.context.project_profile import detect, refresh
+    from agentctx.core.gitinfo import find_repo
 
     if find_repo(new_cwd) is None and \
             not any(fact.key != "name" for fact in detect(Path(new_cwd).expanduser())):

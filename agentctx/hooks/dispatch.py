@@ -143,8 +143,8 @@ def _check(event: str, payload: dict[str, object]) -> str:
 
 def _handle(event: str, hook_event_name: str, payload: dict[str, object],
             close_store: bool) -> str | None:
-    from agentctx import config
-    from agentctx.hooks.context import HookContext, log_problem
+    from agentctx.core import config
+    from agentctx.hooks.event import HookContext, log_problem
 
     try:
         cfg = config.Config.load()
@@ -173,14 +173,14 @@ def _emit(hook_event_name: str, text: str) -> None:
 
 
 def _log(event: str, session_id: str, message: str) -> None:
-    from agentctx.hooks.context import log_problem
+    from agentctx.hooks.event import log_problem
 
     log_problem(event, session_id, message)
 
 
 def _log_exception(event: str, session_id: str, exc: BaseException) -> None:
     try:
-        from agentctx.hooks.context import describe, log_problem
+        from agentctx.hooks.event import describe, log_problem
         from agentctx.store.errors import StoreLocked, StoreTooNew
 
         if isinstance(exc, StoreTooNew | StoreLocked):

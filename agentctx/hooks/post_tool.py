@@ -10,8 +10,8 @@
 * git commit, checkout, switch and merge → the session's meta under ``git``.
 
 Everything stored is redacted first (records through ``records.add``, meta here), by one
-:class:`~agentctx.redact.Redactor` per event: a secret found anywhere in the event (a password in
-the command) is removed everywhere in it (the output that repeats it, the stub's title, file
+:class:`~agentctx.core.redact.Redactor` per event: a secret found anywhere in the event (a password
+in the command) is removed everywhere in it (the output that repeats it, the stub's title, file
 names) before the first write.
 """
 
@@ -20,16 +20,16 @@ from __future__ import annotations
 import os
 import re
 
-from agentctx.hooks.context import HookContext, log_problem
+from agentctx.core.ids import now_iso
+from agentctx.hooks.event import HookContext, log_problem
 from agentctx.store import graph, records, sessions
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
-from agentctx.store.ids import now_iso
 from agentctx.store.models import Draft, Node
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING: typing is too slow an import for a hook
 if TYPE_CHECKING:
-    from agentctx.redact import Redactor
+    from agentctx.core.redact import Redactor
 
 FILE_TOOLS = {"Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
               "NotebookEdit": "notebook_path"}
@@ -81,7 +81,7 @@ def handle(ctx: HookContext) -> str | None:
         resolved = ctx.resolved()
         if resolved.project.paused:
             return None
-        from agentctx.redact import Redactor
+        from agentctx.core.redact import Redactor
 
         redactor = Redactor(path, *(value[:LEARN_MAX_CHARS] for value in tool_input.values()
                                     if isinstance(value, str)))
@@ -115,7 +115,7 @@ def file_name(path: str, cwd: str, worktree: str, redactor: Redactor | None = No
     and a pattern would no longer see it), with the event's learned secrets when given."""
     if len(path) > graph.NAME_MAX_CHARS:
         return graph.entity_name(path)  # raises before any path arithmetic on the huge string
-    from agentctx.redact import redact_path
+    from agentctx.core.redact import redact_path
 
     path = redactor.path(path) if redactor is not None else redact_path(path)
     absolute = path if os.path.isabs(path) else os.path.normpath(os.path.join(cwd, path))
@@ -218,14 +218,14 @@ def _test_file_names(paths: list[str], cwd: str, worktree: str,
 
 
 def _short(text: str) -> str:
-    from agentctx.redact import redact
+    from agentctx.core.redact import redact
 
     flat = " ".join(redact(text).split())
     return flat if len(flat) <= TEXT_MAX else flat[:TEXT_MAX - 1] + "…"
 
 
 def _capture_bash(ctx: HookContext, command: str, failed_call: bool) -> None:
-    from agentctx.redact import Redactor
+    from agentctx.core.redact import Redactor
 
     # Redacted before anything is parsed or cut: a signature drops options (curl's -u) and
     # texts are cut to length, either of which can leave a secret its pattern no longer sees.

@@ -13,11 +13,11 @@ from __future__ import annotations
 import json
 import os
 
-from agentctx.budget import truncate
-from agentctx.config import BODY_MAX_CHARS
-from agentctx.digest import handover_key
-from agentctx.hooks.context import HookContext
-from agentctx.redact import redact
+from agentctx.context.digest import handover_key
+from agentctx.core.budget import truncate
+from agentctx.core.config import BODY_MAX_CHARS
+from agentctx.core.redact import redact
+from agentctx.hooks.event import HookContext
 from agentctx.store import graph, records, sessions
 from agentctx.store.models import Draft
 
@@ -112,7 +112,7 @@ def read_tail(path: str | None, max_bytes: int = TAIL_BYTES) -> Tail:
     tail = Tail()
     if not path:
         return tail
-    from agentctx.safeio import open_stream
+    from agentctx.core.safeio import open_stream
 
     try:
         with open_stream(path) as handle:  # a FIFO or a device is refused, never waited on

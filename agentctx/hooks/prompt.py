@@ -1,6 +1,6 @@
 """UserPromptSubmit (Tier 2): the few records relevant to this prompt, not yet injected.
 
-What to inject is the per-prompt judgement, :func:`agentctx.judgement.decide` (the same one
+What to inject is the per-prompt judgement, :func:`agentctx.context.judgement.decide` (the same one
 ``agentctx preview`` shows): the store's one search, records already injected into this session
 left out, each candidate's probability of answering the prompt, nothing unless the likeliest one
 reaches ``prompt_pointer_confidence``, then at most ``prompt_records`` (≤ 3) records — in full
@@ -17,11 +17,11 @@ it).
 
 from __future__ import annotations
 
-from agentctx import judgement
-from agentctx.budget import estimate_tokens
-from agentctx.hooks.context import HookContext
+from agentctx.context import judgement
+from agentctx.core.budget import estimate_tokens
+from agentctx.core.ids import now_iso
+from agentctx.hooks.event import HookContext
 from agentctx.store import records, sessions
-from agentctx.store.ids import now_iso
 
 EVENT = "UserPromptSubmit"
 # Characters of a prompt kept in the session's recent prompts.
@@ -45,7 +45,7 @@ def handle(ctx: HookContext) -> str | None:
     keep = cfg.get_int("recent_prompts") if prompt.strip() else 0
     redacted = ""
     if keep > 0 or text:
-        from agentctx.redact import redact
+        from agentctx.core.redact import redact
 
         redacted = redact(prompt)
     with db.write():

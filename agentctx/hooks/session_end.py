@@ -7,7 +7,7 @@ together, so this hook only writes one row and spawns.
 
 from __future__ import annotations
 
-from agentctx.hooks.context import HookContext
+from agentctx.hooks.event import HookContext
 from agentctx.store import sessions
 
 
@@ -29,7 +29,7 @@ def handle(ctx: HookContext) -> str | None:
         sessions.ensure(db, ctx.session_id, project.id, cwd=ctx.cwd,
                         transcript_path=ctx.transcript_path)
         sessions.end(db, ctx.session_id)
-    from agentctx import background
+    from agentctx.core import background
 
     background.spawn_detached(finish_args(ctx.session_id, project.id, ctx.transcript_path),
                               log_name="finish-session.log")

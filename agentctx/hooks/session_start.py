@@ -1,7 +1,8 @@
 """SessionStart (Tier 1): inject the project's digest, on every source.
 
 The digest is served pre-computed when no record changed since it was built, else built inline
-(:func:`agentctx.digest.serve`), with the worktree's last handover added. It is injected again on
+(:func:`agentctx.context.digest.serve`), with the worktree's last handover added. It is injected
+again on
 ``resume``, ``compact``, ``clear`` and ``fork`` (SessionStart is the reliable place after a resume).
 A second firing with the same (session, source) within ``resume_dedup_seconds`` injects the same
 text but records no second receipt. After ``compact`` and ``clear`` the context is gone, so the
@@ -14,13 +15,14 @@ import os
 import sqlite3
 from datetime import timedelta
 
-from agentctx import digest, safeio
-from agentctx.hooks.context import HookContext, describe, log_problem
+from agentctx.context import digest
+from agentctx.core import safeio
+from agentctx.core.ids import now as clock_now
+from agentctx.core.ids import to_iso
+from agentctx.hooks.event import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions, teamstate
 from agentctx.store.db import Store
 from agentctx.store.errors import StoreLocked
-from agentctx.store.ids import now as clock_now
-from agentctx.store.ids import to_iso
 
 EVENT = "SessionStart"
 RESET_SOURCES = ("compact", "clear")
@@ -66,7 +68,7 @@ def _catch_up_team_file(ctx: HookContext, project_id: str, worktree: str) -> Non
         log_problem(ctx.event, ctx.session_id, f"team file unusable, not synced: {describe(exc)}")
         return
     try:
-        from agentctx.background import spawn_detached
+        from agentctx.core.background import spawn_detached
 
         spawn_detached(["team", "sync", "--quiet", "--cwd", worktree], log_name="team.log")
     except OSError as exc:
@@ -109,7 +111,7 @@ def _just_recorded(ctx: HookContext, source: str) -> bool:
 def _detect_profile(ctx: HookContext) -> None:
     """Detect the profile of a project that has none yet; a failure is logged, not fatal."""
     try:
-        from agentctx.project_profile import refresh
+        from agentctx.context.project_profile import refresh
 
         refresh(ctx.store(), ctx.resolved().project)
     except (StoreLocked, sqlite3.OperationalError):

@@ -10,7 +10,7 @@ starts when the ``llm`` knob is off.
 
 from __future__ import annotations
 
-from agentctx.hooks.context import HookContext
+from agentctx.hooks.event import HookContext
 from agentctx.store import sessions
 
 
@@ -29,7 +29,7 @@ def handle(ctx: HookContext) -> str | None:
     with db.write():
         sessions.ensure(db, session_id, project.id, cwd=ctx.cwd, transcript_path=transcript)
         sessions.mark_dirty(db, session_id)
-    from agentctx import background  # imports subprocess: kept off the other hooks' path
+    from agentctx.core import background  # imports subprocess: kept off the other hooks' path
 
     if background.is_locked(f"extract-{session_id}"):
         return None

@@ -8,8 +8,8 @@ agent type as its source.
 
 from __future__ import annotations
 
-from agentctx import digest
-from agentctx.hooks.context import HookContext
+from agentctx.context import digest
+from agentctx.hooks.event import HookContext
 from agentctx.store import sessions
 
 EVENT = "SubagentStart"

@@ -4,7 +4,8 @@ Every edit is surgical (only agentctx's own entries change), atomic, backed up o
 and recorded in the home so ``uninstall`` restores an untouched file byte for byte.
 """
 
-from agentctx.install.core import (
+from agentctx.install.entries import HOOKS, SERVER_NAME, HookSpec
+from agentctx.install.installer import (
     InitPlan,
     Step,
     UninstallPlan,
@@ -14,7 +15,6 @@ from agentctx.install.core import (
     plan_uninstall,
     preflight,
 )
-from agentctx.install.entries import HOOKS, SERVER_NAME, HookSpec
 from agentctx.install.jsonfile import InstallError
 
 __all__ = [

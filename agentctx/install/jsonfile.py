@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx.safeio import read_small
+from agentctx.core.safeio import read_small
 
 _BOM = "\ufeff"
 _INDENT = re.compile(r"[\[{]\r?\n([ \t]+)\S")

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.install.jsonfile import InstallError
 
 SCOPES = ("user", "project")
@@ -44,7 +44,7 @@ def user_claude_json() -> Path:
 
 def project_root(cwd: Path | None = None) -> Path:
     """The project folder of ``cwd``: the top of its git worktree, else the folder itself."""
-    from agentctx import gitinfo
+    from agentctx.core import gitinfo
 
     start = (cwd or Path.cwd()).absolute()
     repo = gitinfo.find_repo(start)

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.install import jsonfile
 from agentctx.install.jsonfile import InstallError
 

@@ -32,8 +32,9 @@ from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from agentctx import __version__, config
-from agentctx.config import Config, ConfigError
+from agentctx import __version__
+from agentctx.core import config
+from agentctx.core.config import Config, ConfigError
 from agentctx.mcpserver import service
 from agentctx.mcpserver.semantic import ModelLoader, Semantic, default_model_loader
 from agentctx.store import projects
@@ -285,7 +286,7 @@ class _RedactingFormatter(logging.Formatter):
     """Log lines (tracebacks included) pass through the one redactor, like every other log."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from agentctx.redact import redact
+        from agentctx.core.redact import redact
 
         return redact(super().format(record))
 

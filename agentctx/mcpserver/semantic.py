@@ -20,8 +20,8 @@ from typing import Any, Protocol
 
 import anyio
 
-from agentctx.config import Config
-from agentctx.embedder import query_text
+from agentctx.core.config import Config
+from agentctx.ml.embedder import query_text
 from agentctx.store.db import Store
 from agentctx.store.hybrid import (
     MIN_COSINE,
@@ -40,7 +40,7 @@ log = logging.getLogger("agentctx.mcp")
 
 
 class EmbeddingModel(Protocol):
-    """What the server needs of an embedding model (``agentctx.embedder``'s contract)."""
+    """What the server needs of an embedding model (``agentctx.ml.embedder``'s contract)."""
 
     @property
     def name(self) -> str:
@@ -61,7 +61,7 @@ def default_model_loader(cfg: Config | None = None) -> ModelLoader:
     """A loader of the configured model; ``None`` when embeddings are off or it is not on disk."""
 
     def load() -> EmbeddingModel | None:
-        from agentctx.embedder import load_model
+        from agentctx.ml.embedder import load_model
 
         # Never from the network here: a search must not wait on a download (consolidation and
         # ``agentctx init --download-model`` fetch the model; the next server start uses it).

@@ -3,7 +3,7 @@
 Every function takes the store and the project the call resolved to (:class:`Where`), raises
 :class:`ToolError` with a message fit for the model when the request cannot be served, and keeps
 its answer far under Claude Code's 25,000-token limit (:data:`RESULT_MAX_TOKENS`, via
-:mod:`agentctx.budget`). Reads count an access on what they return (``records.touch``).
+:mod:`agentctx.core.budget`). Reads count an access on what they return (``records.touch``).
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
-from agentctx import budget, injection
-from agentctx.redact import redact
+from agentctx.context import injection
+from agentctx.core import budget
+from agentctx.core.ids import normalize_time
+from agentctx.core.redact import redact
 from agentctx.store import details, graph, profiles
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.details import ChainLink, RecordDetail
 from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.hybrid import VectorSide, hybrid_search
-from agentctx.store.ids import normalize_time
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft, Project, Record
 from agentctx.store.search import Query
 from agentctx.store.textproc import query_terms
@@ -411,7 +412,7 @@ def _profile_records(db: Store, project_id: str) -> list[Record]:
 
 def _refresh_profile(db: Store, project: Project) -> list[Record]:
     """Detect the profile now (first use in a project), then read it back in its stable order."""
-    from agentctx import project_profile
+    from agentctx.context import project_profile
 
     if project.paused:
         return []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store.errors import StoreError, StoreLocked, StoreTooNew
 
 # Start-up cost matters here (hooks): typing, pathlib and contextlib are not imported at run time.
@@ -55,7 +55,7 @@ class Store:
         written by a newer agentctx and :class:`StoreLocked` when an upgrade cannot get the lock.
         """
         if path is None:
-            from agentctx import config
+            from agentctx.core import config
 
             config.ensure_home_dir()
             target = config.db_file()

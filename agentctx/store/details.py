@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store import graph
 from agentctx.store import records as rec
 from agentctx.store.db import Store

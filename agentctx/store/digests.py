@@ -9,9 +9,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from agentctx.lean import NamedTuple
+from agentctx.core.ids import now_iso
+from agentctx.core.lean import NamedTuple
 from agentctx.store.db import Store
-from agentctx.store.ids import now_iso
 
 
 class Digest(NamedTuple):

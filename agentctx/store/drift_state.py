@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from agentctx.core.ids import now_iso
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
-from agentctx.store.ids import now_iso
 from agentctx.store.models import Record
 
 CHECKED_TYPES = ("decision", "convention")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store.db import SCHEMA_VERSION, Store
 from agentctx.store.errors import StoreError
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 
-from agentctx.lean import NamedTuple
+from agentctx.core.ids import new_ulid, now_iso
+from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
-from agentctx.store.ids import new_ulid, now_iso
 from agentctx.store.models import Edge, Node, Record
 
 NODE_KINDS = ("file", "module", "symbol", "package", "branch")
@@ -58,7 +58,7 @@ def entity_name(path: str, root: str | None = None) -> str:
     if len(path) > NAME_MAX_CHARS:
         raise InvalidRecord(f"file name is {len(path)} characters; the limit is "
                             f"{NAME_MAX_CHARS}")
-    from agentctx.redact import redact_path
+    from agentctx.core.redact import redact_path
 
     # Redacted whole first: relpath's normalisation could fold a secret's "//" out of sight.
     name = redact_path(relative_name(redact_path(path), root))

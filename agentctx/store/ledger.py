@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from agentctx.core.ids import now_iso
 from agentctx.store.db import Store
-from agentctx.store.ids import now_iso
 
 
 class Usage(NamedTuple):

@@ -6,7 +6,9 @@ NamedTuples rather than dataclasses: this module is imported on the hook hot pat
 
 from __future__ import annotations
 
-from agentctx.lean import NamedTuple
+from agentctx.core.laws import BODY_MAX_CHARS as BODY_MAX_CHARS
+from agentctx.core.laws import TITLE_MAX_CHARS as TITLE_MAX_CHARS
+from agentctx.core.lean import NamedTuple
 
 RECORD_TYPES: tuple[str, ...] = (
     "decision", "convention", "preference", "discovery", "bugfix", "handover", "profile",
@@ -17,9 +19,6 @@ SOURCES: tuple[str, ...] = (
     "llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "detection",
 )
 GLOBAL_PROJECT = "global"
-TITLE_MAX_CHARS = 300
-# One of the laws (agentctx.config lists them all): no record body is longer than this.
-BODY_MAX_CHARS = 8000
 
 
 class Record(NamedTuple):

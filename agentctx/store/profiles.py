@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, Record

@@ -9,11 +9,11 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx.lean import NamedTuple
+from agentctx.core.ids import now_iso
+from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import AmbiguousId, NotFound, StoreError
-from agentctx.store.ids import now_iso
 from agentctx.store.models import GLOBAL_PROJECT, Project
 
 RECHECK_SECONDS = 600
@@ -34,7 +34,7 @@ def resolve(db: Store, cwd: str) -> Resolved:
                  "WHERE pp.path = ?", (path,))
     if row is not None and time.time() - float(row[6]) < RECHECK_SECONDS:
         return Resolved(Project(row[0], row[1], row[2], row[3], bool(row[4])), row[5])
-    from agentctx.gitinfo import identify
+    from agentctx.core.gitinfo import identify
 
     identity = identify(path)
     now = now_iso()

@@ -5,7 +5,7 @@ rows. Consolidation (which loads the real model) writes that table, with the voc
 side file under ``<home>/models/query`` and registers it in the store's ``meta``; the per-prompt
 hook then embeds the prompt's terms with a few indexed lookups — no numpy, no tokenizers — and
 compares it with the stored vectors of the records it is about to inject (the semantic check in
-:func:`agentctx.judgement.judge`).
+:func:`agentctx.context.judgement.judge`).
 
 Only WordPiece vocabularies (BERT-style, lower-cased: what model2vec distils from most sentence
 encoders) are written; for any other tokenizer the check is simply unavailable. Terms arrive

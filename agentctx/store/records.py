@@ -10,11 +10,11 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from agentctx.lean import NamedTuple
-from agentctx.redact import marker_chars, redact
+from agentctx.core.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
+from agentctx.core.lean import NamedTuple
+from agentctx.core.redact import marker_chars, redact
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
-from agentctx.store.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
 from agentctx.store.models import (
     BODY_MAX_CHARS,
     CONFIDENCES,

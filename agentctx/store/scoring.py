@@ -12,8 +12,8 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime, timedelta
 
-from agentctx.lean import NamedTuple
-from agentctx.store.ids import now as clock_now
+from agentctx.core.ids import now as clock_now
+from agentctx.core.lean import NamedTuple
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {

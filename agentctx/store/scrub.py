@@ -1,7 +1,7 @@
 """Re-redacting what a store already holds, for the upgrade that follows a redactor change.
 
 Older versions of agentctx stored secrets whose format the redactor did not know yet. The upgrade
-passes every stored text through today's :func:`agentctx.redact.redact`: record titles and
+passes every stored text through today's :func:`agentctx.core.redact.redact`: record titles and
 bodies (current and archived), the audit trail, edge notes, session meta (keys included), entity
 names, digests and the cost ledger's errors; then the logs beside the store and the backups
 earlier upgrades left. Full-text indexes are rebuilt and the file is vacuumed, so no copy of a
@@ -17,7 +17,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
-from agentctx.redact import redact
+from agentctx.core.redact import redact
 
 # (table, column, kind): "text" is redacted as it is, "json" value by value (keys too).
 _COLUMNS = (

@@ -31,11 +31,11 @@ import math
 import sqlite3
 from datetime import datetime
 
-from agentctx.lean import NamedTuple
+from agentctx.core.ids import normalize_time
+from agentctx.core.ids import now as clock_now
+from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.ids import normalize_time
-from agentctx.store.ids import now as clock_now
 from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
 from agentctx.store.scoring import (
     BM25_WEIGHTS,

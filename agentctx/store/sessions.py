@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 
+from agentctx.core.ids import now_iso
 from agentctx.store.db import Store
-from agentctx.store.ids import now_iso
 from agentctx.store.models import Receipt, Session
 
 _SESSION_COLUMNS = ("session_id, project_id, cwd, transcript_path, started_at, ended_at, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store.db import SCHEMA_VERSION, Store
 from agentctx.store.models import GLOBAL_PROJECT, Project
 

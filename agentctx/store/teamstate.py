@@ -7,10 +7,10 @@ Standard library only and cheap: the SessionStart hook asks :func:`is_enabled` a
 
 from __future__ import annotations
 
-from agentctx.lean import NamedTuple
+from agentctx.core.ids import new_ulid, now_iso
+from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.ids import new_ulid, now_iso
 from agentctx.store.models import Draft, Record
 
 # The record types the team file shares (never preferences, handovers, bugfixes or profiles).
@@ -142,7 +142,7 @@ def insert_imported(db: Store, draft: Draft, *, project_id: str, record_id: str,
              int(draft.pinned), draft.confidence, draft.valid_from or now, now, superseded_at,
              superseded_by, revision))
         if superseded_by is not None:
-            from agentctx.redact import redact
+            from agentctx.core.redact import redact
 
             db.execute("INSERT OR IGNORE INTO edges (id, from_id, to_id, rel_type, note, "
                        "created_at) VALUES (?, ?, ?, 'supersedes', ?, ?)",

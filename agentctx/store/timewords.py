@@ -5,7 +5,7 @@ dates; search ranks the records dated inside it higher (it never hides the other
 also name events of the world, "refunds from last week showed up today", rather than when a fact
 was recorded). An as-of search stays explicit (``--as-of``); a prompt's words never move it.
 
-Windows are computed from :func:`agentctx.store.ids.now` (``AGENTCTX_NOW`` fixes it), in UTC:
+Windows are computed from :func:`agentctx.core.ids.now` (``AGENTCTX_NOW`` fixes it), in UTC:
 
 * ``today`` / ``this morning``; ``yesterday``; ``the day before yesterday``;
 * ``N days|weeks|months|years ago`` (``back``, ``earlier``; N in digits or words, "a", "a
@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store.textproc import tokens
 
 PROJECT_START = "project-start"

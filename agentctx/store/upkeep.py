@@ -16,11 +16,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from agentctx.core.ids import new_ulid, now_iso, parse_time, to_iso
+from agentctx.core.ids import now as clock_now
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, InvalidRecord
-from agentctx.store.ids import new_ulid, now_iso, parse_time, to_iso
-from agentctx.store.ids import now as clock_now
 from agentctx.store.models import Record
 
 NEAR_DUPLICATE = "near_duplicate"

@@ -32,8 +32,8 @@ import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from agentctx.core.ids import now_iso
 from agentctx.store.db import Store
-from agentctx.store.ids import now_iso
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -97,7 +97,7 @@ def can_load_extensions() -> bool:
 
 
 def _configured_backend() -> str:
-    from agentctx.config import Config, ConfigError
+    from agentctx.core.config import Config, ConfigError
 
     try:
         return Config.load().get_str("vector_backend")

@@ -93,7 +93,7 @@ class SyncResult:
 
 def worktree_of(cwd: str | os.PathLike[str]) -> str | None:
     """The root of the git worktree holding ``cwd`` (``None`` outside git)."""
-    from agentctx.gitinfo import find_repo
+    from agentctx.core.gitinfo import find_repo
 
     repo = find_repo(os.fspath(cwd))
     return None if repo is None else repo.worktree
@@ -110,7 +110,7 @@ def root_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Pat
     if cwd is not None:
         worktree = worktree_of(cwd)
         if worktree is not None:
-            from agentctx.gitinfo import identify
+            from agentctx.core.gitinfo import identify
 
             if identify(worktree).id == project.id:
                 return Path(worktree)
@@ -260,9 +260,9 @@ def guard_of(path: Path) -> Path | None:
 
 def _log(message: str) -> None:
     try:
-        from agentctx import config
-        from agentctx.redact import redact
-        from agentctx.store.ids import now_iso
+        from agentctx.core import config
+        from agentctx.core.ids import now_iso
+        from agentctx.core.redact import redact
 
         logs = config.ensure_home() / "logs"
         fd = os.open(logs / "team.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -4,7 +4,7 @@ The team file arrives through ``git pull``: whatever a teammate committed is at 
 it is used only when, every link followed, it lies inside its worktree (a committed
 ``.agentctx -> ~/.claude/commands`` would otherwise make agentctx write Claude Code slash
 commands), it is a regular file (a FIFO would hang every reader, ``/dev/zero`` would fill the
-memory) and it is at most :data:`~agentctx.safeio.SHARED_FILE_MAX` bytes. It is opened without
+memory) and it is at most :data:`~agentctx.core.safeio.SHARED_FILE_MAX` bytes. It is opened without
 blocking, and written through a new file made by ``mkstemp`` in the same folder, renamed over it:
 never through a link that is already there.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
-from agentctx import safeio
+from agentctx.core import safeio
 
 
 class TeamFileUnusable(OSError):

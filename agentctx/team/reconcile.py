@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
+from agentctx.core.ids import now, now_iso, parse_time
 from agentctx.store import records as rec
 from agentctx.store import teamstate
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, InvalidRecord, NotFound
-from agentctx.store.ids import now, now_iso, parse_time
 from agentctx.store.models import Draft, Project, Record
 from agentctx.store.teamstate import TEAM_TYPES
 from agentctx.team import fileio

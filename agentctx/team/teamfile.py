@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 
-from agentctx.store.ids import parse_time
+from agentctx.core.ids import parse_time
 
 TEAM_SECTIONS: dict[str, str] = {
     "decision": "Decisions", "convention": "Conventions", "discovery": "Discoveries",

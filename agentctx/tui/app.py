@@ -21,7 +21,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.widgets import ContentSwitcher, Input, Static
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.store import Store, StoreError
 from agentctx.tui.actions import Action, bindings
 from agentctx.tui.appstate import AppState

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store import records as rec

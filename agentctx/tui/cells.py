@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 
-from agentctx.store.ids import parse_time
+from agentctx.core.ids import parse_time
 
 
 def ellipsize(text: str, width: int) -> str:

@@ -151,7 +151,7 @@ class RecordEditing:
 
     def action_edit_in_editor(self) -> None:
         """``E``: title and body in ``$EDITOR`` (the app suspends until the editor exits)."""
-        from agentctx.edit_text import EditorError, edit_in_editor, editor_command
+        from agentctx.ops.edit_text import EditorError, edit_in_editor, editor_command
 
         record = self._target()
         if record is None:

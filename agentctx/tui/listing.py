@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 
 STATES = ("current", "all", "superseded")
 

@@ -14,8 +14,8 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from agentctx import judgement
-from agentctx.budget import estimate_tokens
+from agentctx.context import judgement
+from agentctx.core.budget import estimate_tokens
 from agentctx.store.models import Project
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize

@@ -17,9 +17,9 @@ from textual.containers import Horizontal
 from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
+from agentctx.core.ids import parse_time
 from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
-from agentctx.store.ids import parse_time
 from agentctx.store.models import Hit, Record
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize

@@ -476,7 +476,7 @@ def start(home: Path | None = None, project: str | None = None,
 def configured(home: Path | None, project: str | None,
                 port: int | None) -> tuple[WebServer, str | None]:
     """A server bound with the configuration's knobs (store path, timeouts, default port)."""
-    from agentctx import config
+    from agentctx.core import config
 
     cfg = config.Config.load()
     base = config.ensure_home(home)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config, judgement
 from agentctx.benchmarks import coding, retrieval
 from agentctx.benchmarks import coding_data as data
+from agentctx.context import judgement
+from agentctx.core import config
 
 EMPTY_BUILT = data.Built("p", "proj", {}, {}, frozenset({"other"}), frozenset({"rest"}), 0)
 PREDECESSORS = {"grpc": frozenset({"rest"}), "rest": frozenset(), "uv": frozenset()}

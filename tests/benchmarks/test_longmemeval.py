@@ -212,7 +212,7 @@ def test_the_shared_subset_with_the_real_model(request: pytest.FixtureRequest) -
 
 def test_each_question_is_scored_on_its_own_date(tiny_file: Path) -> None:
     """A question's time words read from the day it is asked (``question_date``)."""
-    from agentctx.store.ids import NOW_ENV, now
+    from agentctx.core.ids import NOW_ENV, now
 
     [first, *_] = longmemeval.load(tiny_file)
     assert first.date is not None

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from agentctx.benchmarks import coding_data as data
-from agentctx.injection import POINTER, ids_in
+from agentctx.context.injection import POINTER, ids_in
 from agentctx.store import Store
 from tests.conftest import SHARED, run_cli
 from tests.hooks.conftest import at, payloads, run_hook

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from agentctx.consolidate.run import consolidate
-from agentctx.embedder import EmbeddingModel
+from agentctx.core.ids import to_iso
+from agentctx.ml.embedder import EmbeddingModel
 from agentctx.store import Store, vectors
 from agentctx.store import records as rec
 from agentctx.store import search as srch
-from agentctx.store.ids import to_iso
 from agentctx.store.models import Draft, Project
 from tests.consolidate.conftest import add
 

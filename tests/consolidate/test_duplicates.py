@@ -7,7 +7,7 @@ import numpy as np
 from agentctx.consolidate import duplicates
 from agentctx.consolidate.duplicates import Verdict
 from agentctx.consolidate.run import consolidate
-from agentctx.embedder import EmbeddingModel
+from agentctx.ml.embedder import EmbeddingModel
 from agentctx.store import Store, upkeep
 from agentctx.store import records as rec
 from agentctx.store.models import Project, Record

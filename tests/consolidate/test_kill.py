@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from agentctx.core.ids import to_iso
 from agentctx.store import Store, digests
 from agentctx.store import records as rec
-from agentctx.store.ids import to_iso
 from agentctx.store.models import Draft
 
 RECORDS = 1200

@@ -11,7 +11,7 @@ import pytest
 
 from agentctx.consolidate import query_side_file as writer
 from agentctx.consolidate.run import consolidate
-from agentctx.embedder import EmbeddingModel, forget_loaded, load_model, query_text
+from agentctx.ml.embedder import EmbeddingModel, forget_loaded, load_model, query_text
 from agentctx.store import Store, querymodel
 from agentctx.store.models import Project
 from agentctx.store.textproc import query_terms

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agentctx.consolidate.rank import PromptRanker
 from agentctx.consolidate.run import consolidate
-from agentctx.embedder import EmbeddingModel
+from agentctx.ml.embedder import EmbeddingModel
 from agentctx.store import Store
 from agentctx.store.models import Project
 from tests.consolidate.conftest import add

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from agentctx.consolidate.run import consolidate
-from agentctx.embedder import EmbeddingModel, forget_loaded, load_model
+from agentctx.ml.embedder import EmbeddingModel, forget_loaded, load_model
 from agentctx.store import Store, upkeep, vectors
 from agentctx.store.models import Project
 from tests.conftest import SHARED

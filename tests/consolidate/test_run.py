@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from agentctx.background import exclusive
 from agentctx.consolidate import run as run_module
 from agentctx.consolidate.run import consolidate, last_run
-from agentctx.embedder import EmbeddingModel, forget_loaded
+from agentctx.core.background import exclusive
+from agentctx.ml.embedder import EmbeddingModel, forget_loaded
 from agentctx.store import Store, digests, sessions, vectors
 from agentctx.store import records as rec
 from agentctx.store.models import Draft, Project
@@ -105,7 +105,7 @@ def test_the_time_box_stops_between_batches_and_the_next_run_finishes(
 
 def test_digest_is_precomputed_fresh_and_ranked_by_recent_prompts(
         store: Store, project: Project, tiny: EmbeddingModel) -> None:
-    from agentctx import injection
+    from agentctx.context import injection
 
     ids = _project_records(store, project)
     sessions.ensure(store, "s1", project.id)

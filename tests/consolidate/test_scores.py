@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentctx.consolidate.run import consolidate
+from agentctx.core.ids import parse_time, to_iso
 from agentctx.store import Store, upkeep
 from agentctx.store import records as rec
-from agentctx.store.ids import parse_time, to_iso
 from agentctx.store.models import Project
 from agentctx.store.scoring import ACCESS_FLOOR, low_since, score_factors
 from tests.consolidate.conftest import add

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import digest, drift
+from agentctx import drift
+from agentctx.context import digest
 from agentctx.drift import coverage
 from agentctx.drift.scanner import drift_score
 from agentctx.store import Store, digests, records

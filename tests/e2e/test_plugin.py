@@ -18,7 +18,7 @@ import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 
-from agentctx.budget import estimate_tokens
+from agentctx.core.budget import estimate_tokens
 from agentctx.install import plugin
 from agentctx.store import Store, sessions
 from tests.conftest import REPO

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.extract.apply import Target, apply, handover_key, normalize, plan
 from agentctx.extract.request import Extraction
 from agentctx.store import Store, graph, records, sessions
@@ -211,7 +211,7 @@ def test_embeddings_match_a_paraphrase_that_text_search_misses(
     folder = SHARED / "models" / "minilm-static-256"
     if not folder.is_dir():
         pytest.skip("the shared embedding model is not available")
-    pytest.importorskip("agentctx.embedder")
+    pytest.importorskip("agentctx.ml.embedder")
     from agentctx.extract.run import _embedder
 
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.store import Store, ledger, records, sessions
 from agentctx.store import projects as proj
 from tests.extract.builders import TranscriptWriter, extraction

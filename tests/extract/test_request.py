@@ -7,7 +7,7 @@ import re
 
 from pydantic import BaseModel
 
-from agentctx.budget import estimate_tokens
+from agentctx.core.budget import estimate_tokens
 from agentctx.extract import request
 from agentctx.extract.request import Extraction, Listed
 

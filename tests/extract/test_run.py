@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from agentctx import background, config
+from agentctx.core import background, config
 from agentctx.extract import request, tiers
 from agentctx.extract.run import CAP_META_KEY, Request, run
 from agentctx.store import Store, ledger, records, sessions

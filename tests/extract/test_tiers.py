@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx.budget import estimate_tokens
+from agentctx.core.budget import estimate_tokens
 from agentctx.extract import tiers
 from agentctx.extract.transcript import read_transcript
 from tests.extract.builders import TranscriptWriter, conversation

@@ -26,8 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx import background, config
-from agentctx.budget import estimate_tokens
+from agentctx.core import background, config
+from agentctx.core.budget import estimate_tokens
 from agentctx.hooks import dispatch
 from agentctx.store import Store
 from tests.hooks.conftest import EVENT_OF, LAUNCHER, at, check_contract, payloads

@@ -26,7 +26,7 @@ FORBIDDEN = ("typer", "click", "pydantic", "sqlite_utils", "numpy", "textual", "
 # Not forbidden by the design, but each costs milliseconds a synchronous hook does not have.
 SLOW_STDLIB = ("typing", "pathlib", "logging", "dataclasses", "inspect", "subprocess",
                "contextlib", "tomllib", "email", "http", "asyncio", "threading")
-HOOK_MODULES = ("dispatch", "context", "session_start", "prompt", "post_tool",
+HOOK_MODULES = ("dispatch", "event", "session_start", "prompt", "post_tool",
                 "pre_compact", "stop", "session_end", "cwd_changed", "subagent_start")
 _LINE = re.compile(r"^import time:\s+\d+ \|\s+\d+ \| (\s*)(\S+)$")
 
@@ -83,13 +83,14 @@ def test_synchronous_hot_path_skips_slow_stdlib_modules(name: str, seeded: Path)
 def test_importing_the_hook_package_and_digest_is_lean() -> None:
     code = ("import json, sys\n"
             + "".join(f"import agentctx.hooks.{m}\n" for m in HOOK_MODULES)
-            + "import agentctx.digest\nimport agentctx.injection\nimport agentctx.judgement\n"
+            + "import agentctx.context.digest\nimport agentctx.context.injection\n"
+            + "import agentctx.context.judgement\n"
             + "print(json.dumps(sorted(sys.modules)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60, check=True)
     loaded = _top(set(json.loads(done.stdout)))
     assert not loaded & set(FORBIDDEN), sorted(loaded & set(FORBIDDEN))
-    assert "agentctx.background" not in json.loads(done.stdout)  # imported lazily
+    assert "agentctx.core.background" not in json.loads(done.stdout)  # imported lazily
     assert not [m for m in json.loads(done.stdout)
                 if m.startswith(("agentctx.drift", "agentctx.store.stems"))]
 
@@ -103,7 +104,7 @@ def test_session_start_reads_the_stored_drift_count_without_the_scan(seeded: Pat
                                  project_id=pid)
             db.execute("UPDATE records SET claudemd_drift_score = 0.9 WHERE id = ?", (record.id,))
     imported = _imported("session-start", at(payloads("SessionStart")[0], seeded))
-    assert "agentctx.digest" in imported
+    assert "agentctx.context.digest" in imported
     assert not [m for m in imported if m.startswith(("agentctx.drift", "agentctx.store.stems",
                                                      "agentctx.store.drift_state"))]
 

@@ -1,4 +1,5 @@
-"""``agentctx.lean.NamedTuple`` behaves like ``typing.NamedTuple`` (the hooks' start-up saver)."""
+"""``agentctx.core.lean.NamedTuple`` behaves like ``typing.NamedTuple`` (the hooks' start-up
+saver)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 from agentctx.store.models import Record
 
 
@@ -127,7 +128,7 @@ def test_class_body_rules_match_typing() -> None:
 
 
 def test_lean_does_not_import_typing() -> None:
-    code = "import sys, agentctx.lean, agentctx.store.models; print('typing' in sys.modules)"
+    code = "import sys, agentctx.core.lean, agentctx.store.models; print('typing' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)
     assert done.stdout.strip() == "False"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from agentctx.digest import handover_key
+from agentctx.context.digest import handover_key
 from agentctx.hooks.pre_compact import read_tail
 from agentctx.store import Store, projects, records
 from agentctx.store.models import Record

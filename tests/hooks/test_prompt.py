@@ -204,9 +204,10 @@ def test_global_preferences_can_match(app: Path) -> None:
 
 def test_a_record_longer_by_its_redaction_markers_is_injected_within_budget(
         tmp_path: Path) -> None:
-    from agentctx import config, judgement
-    from agentctx.budget import estimate_tokens
-    from agentctx.config import Config
+    from agentctx.context import judgement
+    from agentctx.core import config
+    from agentctx.core.budget import estimate_tokens
+    from agentctx.core.config import Config
     from agentctx.store import Store, records, search
     from agentctx.store.models import Draft
 
@@ -230,7 +231,7 @@ def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
     """With vectors and the query side file, a record matching one word of a prompt about
     something else is left out; strong matches stay; the knob turns the check off."""
     from agentctx.consolidate.run import consolidate
-    from agentctx.embedder import forget_loaded, load_model
+    from agentctx.ml.embedder import forget_loaded, load_model
     from tests.support import tiny_model
 
     folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")

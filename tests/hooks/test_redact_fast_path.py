@@ -12,7 +12,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx.redact import _HINTS, _PATTERNS, kept, redact
+from agentctx.core.redact import _HINTS, _PATTERNS, kept, redact
 
 
 def _reference(text: str) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from agentctx.config import SESSION_START_MAX_TOKENS
-from agentctx.digest import handover_key
+from agentctx.context.digest import handover_key
+from agentctx.core.config import SESSION_START_MAX_TOKENS
 from agentctx.store import Store, digests, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.hooks.conftest import SESSION, at, payloads, run_hook

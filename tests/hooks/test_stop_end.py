@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from agentctx import background
+from agentctx.core import background
 from agentctx.hooks.session_end import finish_args
 from agentctx.store import Store, projects, records, sessions
 from tests.conftest import run_cli

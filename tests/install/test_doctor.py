@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import config, doctor
+from agentctx.core import config
 from agentctx.install import apply_init, plan_init
+from agentctx.ops import doctor
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.install.conftest import LAUNCHER, PYTHON, load, run_cli, write

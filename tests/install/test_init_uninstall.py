@@ -21,7 +21,7 @@ from agentctx.install import (
     plan_init,
 )
 from agentctx.install import state as install_state
-from agentctx.install.core import plan_uninstall
+from agentctx.install.installer import plan_uninstall
 from tests.install.conftest import CLAUDE_JSON, PYTHON, USER_SETTINGS, load, write
 
 

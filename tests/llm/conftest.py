@@ -8,4 +8,4 @@ import pytest
 @pytest.fixture(autouse=True)
 def no_retry_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     """The retry itself is under test, not the pause before it."""
-    monkeypatch.setattr("agentctx.llm.client.RETRY_PAUSE_S", 0.0)
+    monkeypatch.setattr("agentctx.ml.llm.RETRY_PAUSE_S", 0.0)

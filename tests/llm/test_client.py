@@ -10,7 +10,7 @@ import pytest
 
 from agentctx.extract import request
 from agentctx.extract.request import Extraction
-from agentctx.llm.client import Deadline, LLMError, make_client, structured_call
+from agentctx.ml.llm import Deadline, LLMError, make_client, structured_call
 from tests.extract.builders import FakeAPI, api_message, extraction
 
 GOOD = extraction(decisions=[{"what": "Use gRPC", "rationale": "streaming",

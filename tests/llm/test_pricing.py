@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from agentctx.llm.pricing import CallUsage, PriceTable, load
+from agentctx.ml.pricing import CallUsage, PriceTable, load
 
 
 def test_haiku_prices_and_the_cost_of_a_call() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from agentctx.budget import estimate_tokens
+from agentctx.core.budget import estimate_tokens
 from agentctx.mcpserver import service
 from agentctx.store import Store, graph, projects, records
 from agentctx.store.models import Draft

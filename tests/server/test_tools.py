@@ -12,8 +12,9 @@ import anyio
 import pytest
 from pydantic import FileUrl
 
-from agentctx import config, injection
-from agentctx.budget import estimate_tokens
+from agentctx.context import injection
+from agentctx.core import config
+from agentctx.core.budget import estimate_tokens
 from agentctx.mcpserver import service
 from agentctx.mcpserver.app import INSTRUCTIONS, NewRecordType, RecordType
 from agentctx.store import Store, graph, projects, records

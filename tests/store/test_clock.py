@@ -8,10 +8,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agentctx import config
-from agentctx.doctor import check_clock
+from agentctx.core import config
+from agentctx.core.ids import NOW_ENV, now, now_iso
+from agentctx.ops.doctor import check_clock
 from agentctx.store import Store, records
-from agentctx.store.ids import NOW_ENV, now, now_iso
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
 

@@ -271,7 +271,7 @@ def test_search_stored_is_keyword_until_consolidated_then_hybrid(
     """The one-shot hybrid search (agentctx search, the TUI): the query is embedded from the
     query side file consolidation writes, the vectors read from the store."""
     from agentctx.consolidate.run import consolidate
-    from agentctx.embedder import forget_loaded, load_model
+    from agentctx.ml.embedder import forget_loaded, load_model
     from agentctx.store.hybrid import search_stored
     from tests.support import tiny_model
 

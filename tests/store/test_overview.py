@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+from agentctx.core.ids import parse_time
 from agentctx.store import SCHEMA_VERSION, Store, graph, ledger, projects, records, sessions, stats
-from agentctx.store.ids import parse_time
 from agentctx.store.models import Draft
 
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-from agentctx import config, doctor
+from agentctx.core import config
+from agentctx.ops import doctor
 from agentctx.store import Store, graph, records, search
 from agentctx.store.schema import MIGRATIONS
 from tests.support.secret_corpus import SECRETS

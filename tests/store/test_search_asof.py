@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from agentctx.core.ids import now_iso
 from agentctx.store import Store, graph, projects, records, upkeep
-from agentctx.store.ids import now_iso
 from agentctx.store.models import Draft, Record
 from agentctx.store.search import Query, search
 

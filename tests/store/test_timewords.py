@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from agentctx.core.ids import NOW_ENV, to_iso
 from agentctx.store import Store, records
-from agentctx.store.ids import NOW_ENV, to_iso
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
 from agentctx.store.timewords import read

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from agentctx import safeio, team
+from agentctx import team
+from agentctx.core import safeio
 from agentctx.store import Store, records
 from agentctx.store import projects as proj
 from agentctx.store.models import Draft, Project

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agentctx.store.ids import to_iso
+from agentctx.core.ids import to_iso
 from agentctx.team.teamfile import (
     TEAM_SECTIONS,
     Block,

@@ -17,8 +17,8 @@ from textual.pilot import Pilot
 from textual.widgets import Input
 
 from agentctx import demo
+from agentctx.core import ids as store_ids
 from agentctx.store import Store
-from agentctx.store import ids as store_ids
 from agentctx.tui.app import AgentctxApp, make_app
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)

@@ -11,8 +11,8 @@ from textual.coordinate import Coordinate
 from textual.pilot import Pilot
 from textual.widgets import DataTable, Input, Markdown, Static, Tree
 
-from agentctx import judgement
-from agentctx.config import Config
+from agentctx.context import judgement
+from agentctx.core.config import Config
 from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec

@@ -9,7 +9,8 @@ import sys
 
 LATER = ("agentctx.tui.drift_pane", "agentctx.tui.preview_pane", "agentctx.tui.sessions_pane",
          "agentctx.tui.chains_pane", "agentctx.tui.detail", "agentctx.tui.help",
-         "agentctx.tui.commands", "agentctx.drift", "agentctx.judgement", "agentctx.store.hybrid",
+         "agentctx.tui.commands", "agentctx.drift", "agentctx.context.judgement",
+         "agentctx.store.hybrid",
          "numpy", "markdown_it")
 
 

@@ -7,7 +7,8 @@ resolved in this order: the environment variable ``AGENTCTX_<KEY>`` (upper case)
 wrong type) is never clamped: the knob takes its default, as it does for a ``config.json`` that is
 not valid JSON, and :meth:`Config.problems` says why (``config list`` and ``doctor`` show it).
 
-This module is on the hook hot path, so it imports only the standard library.
+This module is on the hook hot path, so it imports only the standard library and the laws
+(:mod:`agentctx.core.laws`, the ceilings every knob is held under).
 """
 
 from __future__ import annotations
@@ -15,8 +16,13 @@ from __future__ import annotations
 import json
 import os
 
-from agentctx.lean import NamedTuple
-from agentctx.store.models import BODY_MAX_CHARS as BODY_MAX_CHARS  # a law the records own
+# The laws, re-exported: every knob below is held under them.
+from agentctx.core.laws import BODY_MAX_CHARS as BODY_MAX_CHARS
+from agentctx.core.laws import INJECTION_MAX_CHARS as INJECTION_MAX_CHARS
+from agentctx.core.laws import PROMPT_MAX_RECORDS as PROMPT_MAX_RECORDS
+from agentctx.core.laws import PROMPT_MAX_TOKENS as PROMPT_MAX_TOKENS
+from agentctx.core.laws import SESSION_START_MAX_TOKENS as SESSION_START_MAX_TOKENS
+from agentctx.core.lean import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,11 +32,6 @@ HOME_ENV = "AGENTCTX_HOME"
 DB_NAME = "agentctx.db"
 CONFIG_NAME = "config.json"
 
-# The laws: hard ceilings that no configuration can raise (a config value may only lower them).
-SESSION_START_MAX_TOKENS = 1500
-PROMPT_MAX_TOKENS = 2000
-PROMPT_MAX_RECORDS = 3
-INJECTION_MAX_CHARS = 8000
 
 
 class ConfigError(ValueError):
@@ -234,7 +235,7 @@ def parse_value(knob: Knob, raw: object) -> str | int | float | bool:
             return number
         text = str(raw).strip()
         if knob.kind == "time":
-            from agentctx.store.ids import normalize_time
+            from agentctx.core.ids import normalize_time
 
             return normalize_time(text)
         if knob.kind == "choice" and text not in knob.choices:
@@ -262,7 +263,7 @@ def read_file(path: Path | None = None) -> dict[str, object]:
     A malformed file raises :class:`ConfigError`; callers on the hook path treat that as
     "use the defaults" and log it.
     """
-    from agentctx.safeio import read_small_text
+    from agentctx.core.safeio import read_small_text
 
     target = os.path.join(home_dir(), CONFIG_NAME) if path is None else os.fspath(path)
     try:

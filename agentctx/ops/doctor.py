@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.install import entries, jsonfile, paths
 from agentctx.install.jsonfile import InstallError
 from agentctx.install.plugin import INSTALL_HINT, EnabledPlugin, enabled_plugins, mcp_document
@@ -231,7 +231,7 @@ def check_semantic_check(cfg: config.Config) -> Check:
 
 def check_clock() -> Check | None:
     """A line when ``AGENTCTX_NOW`` fixes the clock (or tries to and cannot)."""
-    from agentctx.store.ids import NOW_ENV, normalize_time
+    from agentctx.core.ids import NOW_ENV, normalize_time
 
     raw = os.environ.get(NOW_ENV)
     if not raw:

@@ -14,7 +14,7 @@ import fcntl
 import os
 import sys
 
-from agentctx import config
+from agentctx.core import config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from agentctx.safeio import read_small_text
+from agentctx.core.safeio import read_small_text
 from agentctx.store import profiles, records
 from agentctx.store.db import Store
 from agentctx.store.models import Draft, Project, Record

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from agentctx.lean import NamedTuple
+from agentctx.core.lean import NamedTuple
 
 CHARS_PER_TOKEN = 3.5
 

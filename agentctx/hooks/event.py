@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.store.db import Store
 from agentctx.store.projects import Resolved, resolve
 
@@ -86,7 +86,7 @@ def log_problem(event: str, session_id: str, message: str, *,
     ``log_max_bytes`` knob).
     """
     try:
-        from agentctx.redact import redact
+        from agentctx.core.redact import redact
 
         folder = os.path.join(str(config.home()), "logs")
         os.makedirs(folder, mode=0o700, exist_ok=True)

@@ -6,9 +6,9 @@ export can be diffed and reviewed.
 
 from __future__ import annotations
 
+from agentctx.core.ids import now_iso
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.ids import now_iso
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Project, Record
 
 _HEADINGS = {

@@ -7,13 +7,14 @@ meaning is to the prompt's (the cosine from the query side file, when consolidat
 it stands against the other candidates (its rank and cosine against the best of the rest),
 whether it answers through a record it superseded (and the prompt asks about a change: "still",
 "anymore"), whether it is dated where the prompt points ("last week"), and what kind of prompt it
-is (:mod:`agentctx.prompt_kind`: chat, an edit on screen and generic questions need far more).
+is (:mod:`agentctx.context.prompt_kind`: chat, an edit on screen and generic questions need far
+more).
 
 A logistic model turns them into a probability (:func:`probability`). Its weights were fitted on
 the tuning prompts of the coding benchmark and the three evaluation projects (never on a
 held-out file), one set for stores with embeddings and one for keyword-only stores; the judgement
 injects a record in full when the probability is high and as a one-line pointer when it is
-plausible (:mod:`agentctx.judgement`). Standard library only: the per-prompt hook calls it.
+plausible (:mod:`agentctx.context.judgement`). Standard library only: the per-prompt hook calls it.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from agentctx import prompt_kind
-from agentctx.lean import NamedTuple
+from agentctx.context import prompt_kind
+from agentctx.core.lean import NamedTuple
 from agentctx.store.models import Hit
 from agentctx.store.textproc import tokens
 

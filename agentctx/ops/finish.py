@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import NamedTuple
 
-from agentctx import background, config
+from agentctx.core import background, config
 
 # Seconds allowed beyond each step's own configured time limit (start-up, writing results).
 STEP_GRACE_SECONDS = 30
@@ -72,7 +72,7 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
         say(_line(session_id, message))
         return Step(name, False, time.monotonic() - started, message)
 
-    from agentctx import background
+    from agentctx.core import background
 
     try:
         # -P and a cleaned environment: the step never imports the project's files.
@@ -86,7 +86,7 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
     except OSError as exc:
         return failed(f"cannot run {name}: {exc}")
     if result.stdout:
-        from agentctx.redact import redact
+        from agentctx.core.redact import redact
 
         say(redact(result.stdout.rstrip("\n")))
     elapsed = time.monotonic() - started
@@ -98,7 +98,7 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
 
 
 def _line(session_id: str, message: str) -> str:
-    from agentctx.redact import redact
+    from agentctx.core.redact import redact
 
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return f"{stamp} {LOG_EVENT} {session_id or '-'}: {redact(message)}"

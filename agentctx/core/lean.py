@@ -9,7 +9,7 @@ of the class body, and namedtuple's ``_fields``, ``_field_defaults``, ``_make``,
 ``_asdict``, ``__repr__``, ``__getnewargs__`` and ``__match_args__`` — without importing typing
 and without compiling anything. Type checkers see ``typing.NamedTuple`` itself::
 
-    from agentctx.lean import NamedTuple
+    from agentctx.core.lean import NamedTuple
 
     class Packed(NamedTuple):
         text: str

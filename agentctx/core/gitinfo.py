@@ -4,7 +4,8 @@ A project is identified by its ``origin`` remote (else the first remote by name)
 ``git@github.com:a/b.git`` and ``https://github.com/a/b`` are one project, then hashed; without a
 remote, by the main repository root's path; outside git, by the folder's path. All worktrees of a
 repository share one project; handovers are kept per worktree. Git's files are read through
-:mod:`agentctx.safeio` (a FIFO or a huge file is skipped, never waited on). Standard library only.
+:mod:`agentctx.core.safeio` (a FIFO or a huge file is skipped, never waited on). Standard library
+only.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import os
 import re
 from pathlib import Path
 
-from agentctx.lean import NamedTuple
-from agentctx.safeio import read_small_text
+from agentctx.core.lean import NamedTuple
+from agentctx.core.safeio import read_small_text
 
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/]+)@)?(?P<host>[^:/]+):(?P<path>(?!//).+)$")
 _URL = re.compile(r"^(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*)://(?:(?P<auth>[^@/]*)@)?"

@@ -15,7 +15,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, NamedTuple
 
-from agentctx.store.ids import now as clock_now
+from agentctx.core.ids import now as clock_now
 
 _SNAPSHOT = re.compile(r"-\d{8}$")
 

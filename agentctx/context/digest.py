@@ -15,8 +15,8 @@ Sections, in this order:
 6. One line on what ``ctx_search`` can find, then the closing fence.
 
 The whole served text is at most ``session_start_tokens`` (≤ 1,500) tokens and ``injection_chars``
-(≤ 8,000) characters: sections get slices, and :func:`agentctx.budget.pack` drops whole entries
-from the bottom whenever the total would overflow. Rendering is :mod:`agentctx.injection`.
+(≤ 8,000) characters: sections get slices, and :func:`agentctx.core.budget.pack` drops whole entries
+from the bottom whenever the total would overflow. Rendering is :mod:`agentctx.context.injection`.
 
 API — consolidation pre-computes the digest, session-start serves it:
 
@@ -44,9 +44,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from agentctx import config, injection
-from agentctx.budget import char_limit, estimate_tokens, pack, truncate
-from agentctx.lean import NamedTuple
+from agentctx.context import injection
+from agentctx.core import config
+from agentctx.core.budget import char_limit, estimate_tokens, pack, truncate
+from agentctx.core.lean import NamedTuple
 from agentctx.store import digests, records
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, Project, Record
@@ -124,7 +125,7 @@ def default_order(records_: Sequence[Record]) -> list[Record]:
 
 
 def _profile(db: Store, project: Project) -> list[Record]:
-    from agentctx.project_profile import current
+    from agentctx.context.project_profile import current
 
     return current(db, project.id)
 
@@ -180,8 +181,8 @@ def _drop_empty_sections(items: list[str]) -> list[str]:
 def assemble(head: str, items: Sequence[str], foot: str, max_tokens: int, max_chars: int) -> str:
     """Join head, the leading items that fit and foot within both budgets.
 
-    Whole items are dropped from the bottom (:func:`agentctx.budget.pack`), and a section header
-    left without entries goes too.
+    Whole items are dropped from the bottom (:func:`agentctx.core.budget.pack`), and a section
+    header left without entries goes too.
     """
     current = _drop_empty_sections(list(items))
     while True:

@@ -5,7 +5,8 @@ Most of what a developer types to Claude Code needs nothing from agentctx: an ac
 just change?"), an edit of the code on screen ("rename this variable", "add a docstring to that
 function"), or a general programming question ("how do I reverse a list in python"). Those words
 still match records ("worked", "change", "function"), so the per-prompt judgement weighs the kind
-of prompt beside its evidence (:mod:`agentctx.judgement`): a :data:`CHAT` prompt gets nothing, and
+of prompt beside its evidence (:mod:`agentctx.context.judgement`): a :data:`CHAT` prompt gets
+nothing, and
 :data:`EDIT` and :data:`GENERIC` prompts need far stronger evidence than a :data:`PROJECT` one.
 
 A prompt that speaks of the project ("we", "our", "the team", "prod", "like we usually do") is

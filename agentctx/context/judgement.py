@@ -7,12 +7,12 @@ the retrieval benchmarks and the TUI all see the same one (:func:`decide`):
    :data:`CANDIDATES` hits not yet injected into this session (``seen``) are the candidates —
    a fixed pool, so what is decided never depends on how many a caller wants listed;
 2. each candidate's probability of answering the prompt, from the evidence model
-   (:mod:`agentctx.evidence`): its matched words' weight and share, its meaning against the
+   (:mod:`agentctx.context.evidence`): its matched words' weight and share, its meaning against the
    prompt's when consolidation wrote the model's query side file (``prompt_semantic_check``),
    how it stands against the other candidates, whether it is the record now in force for a
    changed fact the prompt names, whether it is dated where the prompt points, and the kind of
-   prompt (:mod:`agentctx.prompt_kind`: an edit on screen and generic questions need far more
-   evidence, and talk about the conversation itself — "thanks", "go ahead", "undo that" — gets
+   prompt (:mod:`agentctx.context.prompt_kind`: an edit on screen and generic questions need far
+   more evidence, and talk about the conversation itself — "thanks", "go ahead", "undo that" — gets
    nothing);
 3. **tiers**: nothing at all unless the best candidate reaches ``prompt_pointer_confidence``;
    then, best first and at most ``prompt_records`` (≤ 3) in all, a record is injected **in
@@ -35,9 +35,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from agentctx import config, evidence, injection, prompt_kind
-from agentctx.budget import char_limit, pack, truncate
-from agentctx.lean import NamedTuple
+from agentctx.context import evidence, injection, prompt_kind
+from agentctx.core import config
+from agentctx.core.budget import char_limit, pack, truncate
+from agentctx.core.lean import NamedTuple
 from agentctx.store.db import Store
 from agentctx.store.models import Hit, Project
 from agentctx.store.search import MAX_LIMIT, Query, search

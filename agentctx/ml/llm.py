@@ -2,7 +2,7 @@
 
 Everything in agentctx that talks to a model goes through here::
 
-    from agentctx.llm.client import Deadline, LLMError, make_client, record, structured_call
+    from agentctx.ml.llm import Deadline, LLMError, make_client, record, structured_call
 
     client = make_client()                      # ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL
     try:
@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from agentctx.llm.pricing import CallUsage
-from agentctx.llm.pricing import load as load_prices
+from agentctx.ml.pricing import CallUsage
+from agentctx.ml.pricing import load as load_prices
 
 if TYPE_CHECKING:
     import anthropic

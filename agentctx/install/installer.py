@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from agentctx import config
+from agentctx.core import config
 from agentctx.install import claude_cli, entries, jsonfile, paths
 from agentctx.install import state as install_state
 from agentctx.install.entries import HOOKS, HookSpec

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from agentctx import config
+from agentctx.core import config
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np
@@ -225,7 +225,7 @@ def download_model(cfg: config.Config | None = None) -> Path:
     if unreachable:
         raise ModelUnavailable(f"{value} is not in {models_dir()} and the hub is unreachable: "
                                f"{unreachable}")
-    from agentctx.background import exclusive
+    from agentctx.core.background import exclusive
 
     with exclusive("model-download") as mine:
         if not mine:
