@@ -243,7 +243,7 @@ def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
                     db, current.id,
                     Draft(type=spec.type, title=spec.title, body=spec.body, source="cli",
                           confidence=spec.confidence, valid_from=_ago(moment, spec.days_ago)),
-                    why)
+                    why, actor="cli")
                 _link_files(db, project.id, successor.id, spec.files)
                 current = successor
                 made.append(current)

@@ -44,6 +44,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agentctx.store.selection import Selection
 from bench.synth import build_store, project_folder
 
 PROMPTS = [
@@ -121,8 +122,10 @@ def _invalidate_digest(home: Path, project_id: str, flip: int) -> None:
     from agentctx.store import Store, records
 
     with Store.open(home / "agentctx.db") as db:
-        target = records.list_records(db, project_id=project_id, types=("discovery",), limit=1)[0]
-        records.update(db, target.id, body=target.body.rstrip(" .") + ("." if flip else " ."))
+        target = records.list_records(db, Selection(project_id=project_id, types=("discovery",)),
+                                      limit=1)[0]
+        records.update(db, target.id, body=target.body.rstrip(" .") + ("." if flip else " ."),
+                       actor="cli")
 
 
 def _wait_for_finish(home: Path, session_id: str, timeout: float = 300) -> None:

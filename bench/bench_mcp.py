@@ -42,6 +42,7 @@ from pydantic import FileUrl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from agentctx.store.selection import Selection
 from bench.synth import build_store, project_folder
 
 MODEL_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "models" / \
@@ -196,7 +197,7 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
         info["index_load_s"] = time.perf_counter() - started
         info["status"] = state.semantic.status
         times["hybrid"], times["hybrid-nearest"], times["bare-h"] = [], [], []
-        from agentctx.store.hybrid import hybrid_search, store_vector_side
+        from agentctx.store.hybrid import StoredVectors, hybrid_search
         from agentctx.store.search import Query
 
         nearest_db = Store.open(db_path)
@@ -207,9 +208,9 @@ async def bench_size(size: int, runs: int, workdir: Path, hybrid: bool) -> dict[
             match = bare_query(text)
 
             async def via_store_vectors(text: str = text) -> None:
-                query = Query(text=text, project_id=project_id, limit=8)
-                hybrid_search(nearest_db, query, store_vector_side(
-                    nearest_db, model.encode([text])[0], query, model_name))
+                query = Query(text, Selection(project_id=project_id, include_global=True), limit=8)
+                hybrid_search(nearest_db, query, StoredVectors(
+                    nearest_db, lambda words: (model.encode([words])[0], ""), model_name))
 
             sample = {
                 "bare-h": timed_sync(run_bare, bare, match),

@@ -7,7 +7,7 @@ At each size (10K and 100K records, one synthetic project built by :mod:`bench.s
   target ≤ 1.5×.
 * **keystroke** — in one app, the last key of a search typed into the records pane until the
   table shows that text's hits (the pane's coalescing of keystrokes included), against one call
-  of the store's search on the same text (``hybrid.search_stored``, what the pane calls);
+  of the store's search on the same text (``ops.find.search``, what the pane calls);
   targets ≤ 2× and a median ≤ 100 ms.
 
 Runs are interleaved (tui, baseline, tui, …) so a busy machine slows both alike. Usage:
@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from agentctx.store.selection import Selection
 from bench.synth import build_store
 
 OPEN_TARGET = 1.5
@@ -105,7 +106,8 @@ def _queries(db_path: Path, project_id: str, count: int) -> list[str]:
 
     rng = random.Random(7)
     with Store.open(db_path) as db:
-        titles = [r.title for r in rec.list_records(db, project_id=project_id, limit=2000)]
+        titles = [r.title for r in rec.list_records(db, Selection(project_id=project_id),
+                                                    limit=2000)]
     picked: list[str] = []
     while len(picked) < count:
         words = [w for w in rng.choice(titles).lower().split() if w.isalpha() and len(w) > 3]
@@ -118,8 +120,8 @@ def bench_keys(home: Path, project_id: str, count: int) -> tuple[list[float], li
     """Keystroke-to-table times in one app, and one store search on the same text each."""
     from textual.widgets import Input
 
+    from agentctx.ops import find
     from agentctx.store import Store
-    from agentctx.store.hybrid import search_stored
     from agentctx.store.search import Query
     from agentctx.tui.app import make_app
     from agentctx.tui.records_pane import RecordsPane
@@ -158,8 +160,9 @@ def bench_keys(home: Path, project_id: str, count: int) -> tuple[list[float], li
                         await asyncio.sleep(0.0005)
                     keys.append(shown[text] - start)
                     begin = time.perf_counter()
-                    search_stored(db, Query(text, project_id=project_id, include_global=False,
-                                            limit=100))
+                    find.search(db, Query(text, Selection(project_id=project_id),
+                                                limit=100),
+                                      find.stored_vectors(db), substrings=True)
                     searches.append(time.perf_counter() - begin)
 
     asyncio.run(main())

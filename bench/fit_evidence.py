@@ -36,6 +36,7 @@ from agentctx.context import evidence
 from agentctx.store import querymodel
 from agentctx.store.db import Store
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 from agentctx.store.textproc import query_terms
 
 CANDIDATES = 10
@@ -81,7 +82,9 @@ def collect(model_path: str) -> list[Row]:
 
 
 def _rows(db: Store, built: data.Built, group: str, query: data.BenchQuery) -> list[Row]:
-    hits = search(db, Query(text=query.prompt, project_id=built.project_id, limit=CANDIDATES))
+    hits = search(db,
+                  Query(query.prompt, Selection(project_id=built.project_id, include_global=True),
+                        limit=CANDIDATES))
     terms = query_terms(query.prompt)
     cosines = querymodel.similarities(db, terms, [(h.record.pk, h.via) for h in hits])
     found = evidence.features(query.prompt, hits, cosines, len(terms))

@@ -7,6 +7,7 @@ from pathlib import Path
 from agentctx import demo
 from agentctx.store import Store, records, sessions, stats
 from agentctx.store.models import RECORD_TYPES
+from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 
 
@@ -19,12 +20,11 @@ def test_demo_store_has_every_part_a_newcomer_should_see(store: Store, tmp_path:
     assert 38 <= total <= 60
     assert set(counts) | set(glob) == set(RECORD_TYPES)
     chains = {tuple(r.id for r in records.history(store, rec.id))
-              for rec in records.list_records(store, project_id=project_id,
-                                              include_superseded=True)}
+              for rec in records.list_records(store, Selection(project_id=project_id, state="all"))}
     deep = [c for c in chains if len(c) >= 3]
     assert len([c for c in chains if len(c) >= 2]) >= 3 and deep
-    assert any(r.confidence == "reinforced" for r in records.list_records(
-        store, project_id="global"))
+    listed = records.list_records(store, Selection(project_id="global"))
+    assert any(r.confidence == "reinforced" for r in listed)
     summaries = stats.session_summaries(store, project_id)
     assert len(summaries) == 6
     assert all(s.session_start_tokens > 0 and s.extraction_usd > 0 for s in summaries)

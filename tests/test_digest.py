@@ -23,6 +23,7 @@ from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
 from agentctx.store import InvalidRecord, Store, digests, records
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Hit, Project, Record
+from agentctx.store.selection import Selection
 
 PROJECT = Project("p1", "app", "/work/app", None)
 WORKTREES = ("/work/app", "/work/app-feature", "/work/app-hotfix")
@@ -246,7 +247,9 @@ def _check_shape(text: str, db: Store, worktree: str) -> None:
     assert lines[-1] == injection.FENCE_CLOSE and text.count(injection.FENCE_CLOSE) == 1
     headers = _headers(text)
     assert headers == sorted(headers, key=ORDER.index)
-    current = {r.id: r for r in records.list_records(db, project_id="p1", include_global=True)}
+    current = {r.id: r for r in records.list_records(db,
+                                                     Selection(project_id="p1",
+                                                               include_global=True))}
     for rid in injection.ids_in(text):
         record = current[rid]
         if record.type == "handover":

@@ -45,7 +45,8 @@ def test_a_changed_fact_is_injected_with_what_it_replaces(tmp_path: Path) -> Non
         old = records.add(db, Draft(type="decision", title="Errors go to Rollbar",
                                     body="ROLLBAR_TOKEN in the env."), project_id="p")
         new = records.supersede(db, old.id, Draft(type="", title="Errors go to Sentry",
-                                                  body="SENTRY_DSN in the env."), "cost")
+                                                  body="SENTRY_DSN in the env."), "cost",
+                                actor="cli")
         chosen = judgement.select(db, "p", "where do I put the rollbar token?", DEFAULTS)
         assert [h.record.id for h in chosen] == [new.id]
         text, _, _ = judgement.compose(chosen, "app", DEFAULTS)

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -26,10 +26,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agentctx.context import judgement
 from agentctx.core import budget, config
-from agentctx.ml.embedder import query_text
+from agentctx.core.ids import NOW_ENV, to_iso
+from agentctx.ml.embedder import embedding_text, query_text
+from agentctx.store import vectors
 from agentctx.store.db import Store
+from agentctx.store.hybrid import MIN_COSINE, IndexedVectors, VectorIndex, hybrid_search
 from agentctx.store.models import Hit
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection, project_scope
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.store.hybrid import VectorIndex
@@ -71,15 +75,17 @@ def hook_injection(db: Store, prompt: str, project_id: str, project_name: str,
 def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
                    include_superseded: bool = False) -> list[Hit]:
     """The store's one search, as ``ctx_search`` runs it without vectors."""
-    return search(db, Query(text=text, project_id=project_id, limit=limit,
-                            include_superseded=include_superseded))
+    return search(db,
+                  Query(text,
+                        Selection(project_id=project_id, include_global=True,
+                                  state=("all" if include_superseded else "current")),
+                        limit=limit))
 
 
 @contextmanager
 def clock_at(moment: datetime | None) -> Iterator[None]:
     """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
     for ``None``), as a user asking on that day would see it."""
-    from agentctx.core.ids import NOW_ENV, to_iso
 
     if moment is None:
         yield
@@ -135,6 +141,7 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
     with the command that fetches it.
     """
     try:
+        # a probe: the benchmark says what is unavailable
         from agentctx.ml.embedder import load_model
         from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
     except Exception as exc:
@@ -175,6 +182,7 @@ def consolidate(db: Store, embedder: Embedder | None, cfg: config.Config) -> Con
     """
     model = embedder.model if embedder is not None else None
     try:
+        # a probe: the benchmark says what is unavailable
         from agentctx.consolidate.run import consolidate as run_consolidation
     except Exception as exc:
         return Consolidated(f"consolidation unavailable ({type(exc).__name__}), embedded "
@@ -203,8 +211,6 @@ def _semantic_note(query_model: str, cfg: config.Config) -> str:
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
     """Embed every record waiting for an embedding, as consolidation does; returns how many."""
-    from agentctx.ml.embedder import embedding_text
-    from agentctx.store import vectors
 
     done = 0
     after = 0
@@ -225,8 +231,6 @@ class HybridSearcher:
     """
 
     def __init__(self, db: Store, embedder: Embedder) -> None:
-        from agentctx.store.hybrid import VectorIndex
-
         self.db = db
         self.model = embedder.model
         self.index: VectorIndex = VectorIndex.load(db, self.model.name, self.model.dim)
@@ -234,25 +238,18 @@ class HybridSearcher:
     def search(self, text: str, project_id: str, *, limit: int = 10,
                include_superseded: bool = False) -> list[Hit]:
         """Hybrid hits for ``text`` (the query is embedded on each call, as the server does)."""
-        from agentctx.store.hybrid import MIN_COSINE, hybrid_search, project_scope
 
-        query = Query(text=text, project_id=project_id, limit=limit,
-                      include_superseded=include_superseded)
-        vector = self.model.encode([query_text(text)])[0]
-        projects = project_scope(project_id, True)
-        index = self.index
-
-        def nearest(pool: int) -> Sequence[tuple[int, float]]:
-            return index.nearest(vector, project_ids=projects, limit=pool,
-                                 include_superseded=include_superseded)
-
+        query = Query(text,
+                      Selection(project_id=project_id, include_global=True,
+                                state=("all" if include_superseded else "current")),
+                      limit=limit)
+        model = self.model
+        side = IndexedVectors(self.index, lambda words: (model.encode([query_text(words)])[0], ""))
         # As the server: vector candidates under MIN_COSINE are noise, not meaning.
-        return hybrid_search(self.db, query, nearest, min_cosine=MIN_COSINE)
+        return hybrid_search(self.db, query, side, min_cosine=MIN_COSINE)
 
     def top_cosine(self, text: str, project_id: str) -> float | None:
         """The best cosine between ``text`` and any record of the project (``None``: no vectors)."""
-        from agentctx.store.hybrid import project_scope
-
         vector = self.model.encode([query_text(text)])[0]
         found = self.index.nearest(vector, project_ids=project_scope(project_id, True), limit=1)
         return found[0][1] if found else None

@@ -24,6 +24,7 @@ from agentctx.store import search as store_search
 from agentctx.store import sessions, vectors
 from agentctx.store.db import Store
 from agentctx.store.models import Record
+from agentctx.store.selection import Selection
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.context.digest import Rank
@@ -49,9 +50,11 @@ class PromptRanker:
     def _keyword_strength(self) -> dict[int, float]:
         strength: dict[int, float] = {}
         for prompt in self.prompts:
-            hits = store_search.search(self.db, store_search.Query(
-                text=prompt, project_id=self.project_id, include_global=True,
-                limit=PROMPT_HITS))
+            hits = store_search.search(self.db,
+                                       store_search.Query(prompt,
+                                                          Selection(project_id=self.project_id,
+                                                                    include_global=True),
+                                                          limit=PROMPT_HITS))
             for position, hit in enumerate(hits, start=1):
                 strength[hit.record.pk] = strength.get(hit.record.pk, 0.0) + 1.0 / (
                     RRF_K + position)
@@ -63,7 +66,7 @@ class PromptRanker:
         stored = vectors.vectors_for(self.db, [r.pk for r in candidates], self.model.name)
         if not stored:
             return {}
-        import numpy as np
+        import numpy as np  # numpy: loaded only when vectors are computed
 
         pks = list(stored)
         matrix = np.stack([stored[pk] for pk in pks]).astype(np.float64)

@@ -51,6 +51,7 @@ from agentctx.core.lean import NamedTuple
 from agentctx.store import digests, records
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, Project, Record
+from agentctx.store.selection import Selection
 
 Rank = Callable[[str, list[Record]], list[Record]]
 
@@ -131,14 +132,15 @@ def _profile(db: Store, project: Project) -> list[Record]:
 
 
 def _decisions(db: Store, project: Project, many: bool) -> list[Record]:
-    found = records.list_records(db, project_id=project.id, types=("decision", "convention"),
+    found = records.list_records(db,
+                                 Selection(project_id=project.id, types=("decision", "convention")),
                                  pinned_first=True,
                                  limit=RANK_CANDIDATES if many else DEFAULT_CANDIDATES)
     return default_order(found)
 
 
 def _preferences(db: Store) -> list[Record]:
-    found = records.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",))
+    found = records.list_records(db, Selection(project_id=GLOBAL_PROJECT, types=("preference",)))
     return default_order([r for r in found if r.confidence in ("reinforced", "explicit")])
 
 

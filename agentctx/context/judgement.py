@@ -42,6 +42,7 @@ from agentctx.core.lean import NamedTuple
 from agentctx.store.db import Store
 from agentctx.store.models import Hit, Project
 from agentctx.store.search import MAX_LIMIT, Query, search
+from agentctx.store.selection import Selection
 from agentctx.store.textproc import query_terms
 
 OPT_OUT = "#noctx"
@@ -184,8 +185,9 @@ def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
         return []
     if prompt_kind.kind(prompt) == prompt_kind.CHAT:
         return []  # talk about the conversation: nothing to search for
-    hits = search(db, Query(text=prompt, project_id=project_id,
-                            limit=min(MAX_LIMIT, CANDIDATES + len(seen)), backend=knobs.search))
+    hits = search(db,
+                  Query(prompt, Selection(project_id=project_id, include_global=True),
+                        limit=min(MAX_LIMIT, CANDIDATES + len(seen)), backend=knobs.search))
     fresh = [hit for hit in hits if hit.record.id not in seen][:CANDIDATES]
     already = [Verdict(hit, SEEN) for hit in hits if hit.record.id in seen]
     if not fresh:

@@ -46,10 +46,12 @@ from typing import Any, NamedTuple, Protocol
 from agentctx.core.budget import truncate
 from agentctx.core.redact import redact
 from agentctx.extract.request import ActiveWork, Extraction
-from agentctx.store import graph, records
+from agentctx.store import graph, records, upkeep
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Record
+from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 from agentctx.store.textproc import query_terms, tokens
 
 REINFORCE_COSINE = 0.92
@@ -167,10 +169,12 @@ class _Index:
         key = (type_, project_id)
         if key not in self._by_type:
             known: dict[str, str] = {}
-            for record in records.list_records(self.db, project_id=project_id, types=[type_]):
+            for record in records.list_records(self.db,
+                                               Selection(project_id=project_id, types=(type_,))):
                 known.setdefault(normalize(record.title), record.id)
-            for record in records.list_records(self.db, session_id=self.target.session_id,
-                                               types=[type_], include_superseded=True):
+            for record in records.list_records(self.db,
+                                               Selection(types=(type_,), state="all",
+                                                         session_id=self.target.session_id)):
                 if record.project_id == project_id:
                     known.setdefault(normalize(record.title), record.id)
             self._by_type[key] = known
@@ -279,11 +283,10 @@ def _matching_preference(db: Store, rule: str, project: str, embedder: Embedder 
     """The preference of ``project`` that says ``rule``: a current one, or with ``retired`` one
     the developer cleared (by normalized text, the embedding, else keyword overlap)."""
     if retired:
-        from agentctx.store import upkeep
-
         current = upkeep.retired(db, project, "preference")
     else:
-        current = records.list_records(db, project_id=project, types=["preference"], limit=500)
+        current = records.list_records(db, Selection(project_id=project, types=("preference",)),
+                                       limit=500)
     wanted = normalize(rule)
     for record in current:
         if normalize(record.title) == wanted:
@@ -298,10 +301,12 @@ def _matching_preference(db: Store, rule: str, project: str, embedder: Embedder 
     if retired:
         # A short list: compare every cleared rule's words directly.
         return next((r for r in current if _same_words(rule_terms, r.title)), None)
-    from agentctx.store.search import Query, search
 
-    for hit in search(db, Query(text=rule, project_id=project, include_global=False,
-                                types=("preference",), limit=5)):
+    for hit in search(db,
+                      Query(rule,
+                            Selection(project_id=project, include_global=False,
+                                      types=("preference",)),
+                            limit=5)):
         if hit.relevance < FTS_MIN_RELEVANCE:
             continue
         if _same_words(rule_terms, hit.record.title):

@@ -23,6 +23,7 @@ from agentctx.hooks.event import HookContext, describe, log_problem
 from agentctx.store import digests, records, sessions, teamstate
 from agentctx.store.db import Store
 from agentctx.store.errors import StoreLocked
+from agentctx.store.selection import Selection
 
 EVENT = "SessionStart"
 RESET_SOURCES = ("compact", "clear")
@@ -38,7 +39,9 @@ def handle(ctx: HookContext) -> str | None:
     session_id = ctx.session_id
     source = ctx.text("source") or "startup"
     fresh = digests.load_fresh(db, project.id)
-    if fresh is None and not records.list_records(db, project_id=project.id, types=("profile",),
+    if fresh is None and not records.list_records(db,
+                                                  Selection(project_id=project.id,
+                                                            types=("profile",)),
                                                   limit=1):
         _detect_profile(ctx)
     served = digest.serve(db, project, resolved.worktree, cfg=ctx.cfg, fresh=fresh)

@@ -84,7 +84,7 @@ def dismissed(db: Store, project_id: str) -> set[str]:
         "SELECT record_id FROM drift_dismissals WHERE project_id = ?", (project_id,))}
 
 
-def dismiss(db: Store, project_id: str, ref: str, *, actor: str = "cli") -> tuple[Record, bool]:
+def dismiss(db: Store, project_id: str, ref: str, *, actor: str) -> tuple[Record, bool]:
     """Dismiss the record ``ref`` (id or prefix) of ``project_id``; returns it and whether it was
     not dismissed before. Its drift score drops to 0 at once."""
     record = _of_project(db, project_id, ref)

@@ -1,31 +1,34 @@
 """Hybrid retrieval: the store's keyword search fused with vector similarity (reciprocal rank).
 
-The keyword side is always :func:`agentctx.store.search.search`; the vector side is passed in by
-the caller (a callable returning ``(record pk, cosine)`` pairs, best first), so every caller — the
-MCP server with its in-memory :class:`VectorIndex`, the CLI or a benchmark with
-``agentctx.store.vectors.nearest`` — fuses the same way, and the store never needs an embedding
-model. Without a vector side the result is exactly the keyword search.
+The keyword side is always :func:`agentctx.store.search.search`; the vector side is the caller's
+(:class:`VectorSide`: none, :class:`StoredVectors` — the query side file with the store's
+vectors, for short-lived processes —, an :class:`IndexedVectors` over a long-lived process's
+in-memory :class:`VectorIndex`, or the hook's own), so every caller fuses the same way and the
+store never needs an embedding model. Without a vector side the result is exactly the keyword
+search. Every side selects the same records by the same rule (the selection's projects and
+types, current ones unless it reaches history) and scores them alike (cosines rounded to 6
+places, ties to the lower pk), so one query gives the same hits whichever side a face brings.
 
 Both sides are asked for a fixed candidate pool (:data:`POOL`) whatever the requested limit, then
 fused with reciprocal-rank fusion and cut, so the top 5 of a 10-hit answer equal a 5-hit answer.
-Vector candidates pass the same filters as the keyword side (project, type, scope, file, as-of,
-superseded), using the keyword search's own filter SQL.
+Vector candidates pass the whole selection, through the keyword search's own filter SQL.
 
-:class:`VectorIndex` is an exact in-memory index over the ``embeddings`` table (a float32 matrix,
-one contiguous block per project), for long-lived processes that search many times. numpy is
-imported lazily: this module is never on the hook path, and importing ``agentctx.store`` stays
-standard-library only.
+numpy is imported lazily: this module is never on the hook path, and importing ``agentctx.store``
+stays standard-library only.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from agentctx.store import querymodel
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Hit, Record
-from agentctx.store.search import Query, _filters, search
+from agentctx.store.models import RECORD_TYPES, Hit, Record
+from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
+from agentctx.store.selection import where as selection_where
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,8 +48,17 @@ VECTOR_WEIGHT = 0.85
 # uses, unrelated texts score about -0.1 to 0.2 and related ones 0.3 and up (minilm-static-256).
 MIN_COSINE = 0.2
 
-VectorSide = Callable[[int], Sequence[tuple[int, float]]]
-"""Given a pool size, the ``(record pk, cosine)`` pairs nearest to the query, best first."""
+
+class VectorSide(Protocol):
+    """Where a search's candidates by meaning come from. ``note`` says, after a call, why the
+    text had no vector (``""`` when it had one)."""
+
+    note: str
+
+    def nearest(self, text: str, selection: Selection, limit: int) -> Sequence[tuple[int, float]]:
+        """The records nearest in meaning to ``text``, ``(record pk, cosine)`` best first, at
+        most ``limit``: live records of the selection's projects and types, current ones unless
+        the selection reaches history; cosines rounded to 6 places, ties to the lower pk."""
 
 
 class Fused(NamedTuple):
@@ -82,20 +94,20 @@ def fuse(keyword: Sequence[int], vector: Sequence[int], *, k: int = RRF_K,
     return fused
 
 
-def hybrid_search(db: Store, query: Query, vector: VectorSide | None = None, *,
+def hybrid_search(db: Store, query: Query, side: VectorSide | None = None, *,
                   pool: int = POOL, min_cosine: float = 0.0) -> list[Hit]:
     """Search records by keywords fused with vector similarity; the best ``query.limit`` hits.
 
-    ``vector`` is called once with ``pool`` and returns ``(pk, cosine)`` pairs, best first;
-    candidates under ``min_cosine`` are ignored. With no vector side (or no vector candidates)
-    the result is :func:`~agentctx.store.search.search`'s; fused answers hold at most ``pool``
-    hits, pinned records first. A hit's ``rank`` is its fused score; its ``relevance`` and
-    ``matched`` terms come from the keyword side (0 and none for hits found by similarity alone).
+    ``side`` is asked once for ``pool`` candidates; those under ``min_cosine`` are ignored.
+    With no vector side (or no vector candidates) the result is
+    :func:`~agentctx.store.search.search`'s; fused answers hold at most ``pool`` hits, pinned
+    records first. A hit's ``rank`` is its fused score; its ``relevance`` and ``matched`` terms
+    come from the keyword side (0 and none for hits found by similarity alone).
     """
     if query.limit <= 0:
         return []
-    candidates = [(int(pk), float(cos)) for pk, cos in (vector(pool) if vector else ())[:pool]
-                  if cos >= min_cosine]
+    found = side.nearest(query.text, query.selection, pool) if side is not None else ()
+    candidates = [(int(pk), float(cos)) for pk, cos in found[:pool] if cos >= min_cosine]
     if not candidates:
         # The store's search has a fixed pool of its own, so asking it for ``limit`` hits gives
         # the first ``limit`` of a longer answer (and checks matched terms on fewer rows).
@@ -117,52 +129,67 @@ def hybrid_search(db: Store, query: Query, vector: VectorSide | None = None, *,
     return hits[:limit]
 
 
-def store_vector_side(db: Store, query_vec: Any, query: Query, model: str) -> VectorSide:
-    """A vector side read from the store (``agentctx.store.vectors.nearest``) for one search.
-
-    For short-lived callers (the CLI, benchmarks); it covers current records only, so an
-    as-of search fuses with current records' similarity. A long-lived process keeps a
-    :class:`VectorIndex` instead.
-    """
-    from agentctx.store import vectors
-
-    projects = project_scope(query.project_id, query.include_global)
-
-    def nearest(pool: int) -> list[tuple[int, float]]:
-        return vectors.nearest(db, query_vec, project_ids=projects, limit=pool, model=model)
-
-    return nearest
+Encoder = Callable[[str], tuple[Any, str]]
+"""A search text's vector (``None`` when it has none) and why not (``""`` when it has one)."""
 
 
-def search_stored(db: Store, query: Query) -> tuple[list[Hit], str]:
-    """Hybrid search for one-shot callers (the CLI, the TUI): the query is embedded from the
-    model's query side file (no model load), the vectors read from the store; returns the hits
-    and ``"hybrid"``, or the keyword search's hits and why it was keyword only."""
-    from agentctx.store import querymodel
-    from agentctx.store.textproc import query_terms
+class StoredVectors:
+    """The vector side of a short-lived process (the CLI, the TUI, the web view): the store's
+    vectors (:func:`agentctx.store.vectors.nearest`: sqlite-vec or an exact numpy scan), the
+    query embedded from the model's query side file (no model load) unless ``encode`` (with
+    its ``model``'s name) is given."""
 
-    side = querymodel.open_registered(db)
-    if side is None:
-        return search(db, query), "keyword (no query side file: run agentctx consolidate)"
-    try:
-        query_vec = side.encode(query_terms(query.text))
-    finally:
-        side.close()
-    if query_vec is None:
-        return search(db, query), "keyword (no query word is in the model's vocabulary)"
-    try:
-        import numpy  # noqa: F401  (the stored vectors are scored with numpy)
-    except ImportError:
-        return search(db, query), "keyword (numpy is not installed)"
-    return hybrid_search(db, query, store_vector_side(db, query_vec, query, side.model),
-                         min_cosine=MIN_COSINE), "hybrid"
+    def __init__(self, db: Store, encode: Encoder | None = None,
+                 model: str | None = None) -> None:
+        self.db = db
+        self.encode = encode
+        self.model = model
+        self.note = ""
+
+    def nearest(self, text: str, selection: Selection, limit: int) -> list[tuple[int, float]]:
+        """See :meth:`VectorSide.nearest`."""
+        if self.encode is None:
+            query_vec, model, self.note = querymodel.embed_query(self.db, text)
+        else:
+            (query_vec, self.note), model = self.encode(text), self.model
+        if query_vec is None or model is None:
+            return []
+        try:
+            import numpy  # noqa: F401  (the stored vectors are scored with numpy)
+        except ImportError:
+            self.note = "numpy is not installed"
+            return []
+        from agentctx.store import vectors  # numpy's module: loaded once a query has a vector
+
+        return vectors.nearest(self.db, query_vec, project_ids=selection.projects(),
+                               limit=limit, model=model, types=selection.types,
+                               include_superseded=selection.reaches_history())
+
+
+class IndexedVectors:
+    """The vector side of a long-lived process: its in-memory :class:`VectorIndex`, the query
+    embedded by ``encode`` (text to vector, or ``None`` with why not)."""
+
+    def __init__(self, index: VectorIndex, encode: Encoder) -> None:
+        self.index = index
+        self.encode = encode
+        self.note = ""
+
+    def nearest(self, text: str, selection: Selection, limit: int) -> list[tuple[int, float]]:
+        """See :meth:`VectorSide.nearest`."""
+        query_vec, self.note = self.encode(text)
+        if query_vec is None:
+            return []
+        return self.index.nearest(query_vec, project_ids=selection.projects(), limit=limit,
+                                  types=selection.types,
+                                  include_superseded=selection.reaches_history())
 
 
 def _admissible(db: Store, query: Query, pks: Sequence[int]) -> dict[int, Record]:
-    """The records among ``pks`` that pass the query's filters, by pk."""
+    """The records among ``pks`` that pass the query's selection, by pk."""
     if not pks:
         return {}
-    where, params = _filters(query)
+    where, params = selection_where(query.selection, "r")
     marks = ",".join("?" * len(pks))
     columns = ", ".join(f"r.{c.strip()}" for c in rec.COLUMNS.split(","))
     # NOT INDEXED: look the few pks up by rowid; left alone, the planner may walk the project's
@@ -187,7 +214,7 @@ def fingerprint(db: Store) -> tuple[int, int, str]:
 
 
 class VectorIndex:
-    """Every stored embedding of one model as a normalized float32 matrix, for exact search.
+    """Every stored embedding of one model as a float32 matrix, for exact search.
 
     Rows are grouped by project, so a search over a project (and the global profile) reads two
     contiguous slices. Superseded records are kept (as-of searches need them) and masked out
@@ -224,9 +251,10 @@ class VectorIndex:
                   rows: Sequence[tuple[int, bytes | Any, str, str, bool]]) -> VectorIndex:
         """Build an index from ``(pk, vector, project_id, type, current)`` rows.
 
-        ``vector`` is a float32 BLOB or an array of ``dim`` numbers; rows are re-normalized.
+        ``vector`` is a float32 BLOB or an array of ``dim`` numbers, kept as given (scores are
+        the store's: each row times the unit query).
         """
-        import numpy as np
+        import numpy as np  # numpy: loaded only when vectors are computed
 
         ordered = sorted(rows, key=lambda r: (r[2], r[0]))
         count = len(ordered)
@@ -239,8 +267,6 @@ class VectorIndex:
                 value = row[1]
                 matrix[i] = (np.frombuffer(value, dtype=np.float32) if isinstance(value, bytes)
                              else np.asarray(value, dtype=np.float32))
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        np.divide(matrix, norms, out=matrix, where=norms > 0)
         spans: dict[str, tuple[int, int]] = {}
         for i, row in enumerate(ordered):
             start, _ = spans.get(row[2], (i, i))
@@ -254,55 +280,40 @@ class VectorIndex:
                 ) -> list[tuple[int, float]]:
         """The ``limit`` records most similar to ``query_vec``: ``(pk, cosine)``, best first.
 
-        ``project_ids=None`` searches every project. Ties are broken by pk.
+        ``project_ids=None`` searches every project. The matrix product proposes candidates;
+        they are scored exactly as :func:`agentctx.store.vectors.nearest` scores (rounded to 6
+        places, ties to the lower pk), so both return the same list.
         """
-        import numpy as np
+        import numpy as np  # numpy: loaded only when vectors are computed
 
-        query = np.asarray(query_vec, dtype=np.float32).reshape(-1)
-        if query.shape[0] != self.dim or limit <= 0 or len(self) == 0:
+        from agentctx.store import vectors  # numpy's module: this one stays importable without
+
+        query = vectors.unit(query_vec)
+        if query is None or query.shape[0] != self.dim or limit <= 0 or len(self) == 0:
             return []
-        norm = float(np.linalg.norm(query))
-        if norm == 0.0:
-            return []
-        query = query / norm
         if project_ids is None:
             slices = [(0, len(self))]
         else:
             slices = sorted(self.spans[p] for p in dict.fromkeys(project_ids) if p in self.spans)
-        found_pks: list[npt.NDArray[np.int64]] = []
-        found_scores: list[npt.NDArray[np.float32]] = []
         wanted_types = np.array([_TYPE_CODES[t] for t in types if t in _TYPE_CODES],
                                 dtype=np.int8)
+        rows: list[npt.NDArray[np.int64]] = []
         for start, end in slices:
-            scores = self.matrix[start:end] @ query
             keep = np.ones(end - start, dtype=np.bool_)
             if not include_superseded:
                 keep &= self.current[start:end]
             if types:
                 keep &= np.isin(self.types[start:end], wanted_types)
-            found_pks.append(self.pks[start:end][keep])
-            found_scores.append(scores[keep])
-        if not found_pks:
+            rows.append(np.flatnonzero(keep) + start)
+        chosen = np.concatenate(rows) if rows else np.zeros(0, dtype=np.int64)
+        if chosen.shape[0] == 0:
             return []
-        pks = np.concatenate(found_pks)
-        scores = np.concatenate(found_scores)
-        if pks.shape[0] > limit:
-            top = np.argpartition(-scores, limit - 1)[:limit]
-            # Everything tied with the weakest kept score competes on pk, so the cut is stable.
-            threshold = scores[top].min()
-            top = np.flatnonzero(scores >= threshold)
-            pks, scores = pks[top], scores[top]
-        order = np.lexsort((pks, -scores))[:limit]
-        return [(int(pks[i]), float(scores[i])) for i in order]
-
-
-def project_scope(project_id: str | None, include_global: bool = True) -> list[str] | None:
-    """The project ids a search over ``project_id`` covers (``None``: every project)."""
-    if project_id is None:
-        return None
-    if include_global and project_id != GLOBAL_PROJECT:
-        return [project_id, GLOBAL_PROJECT]
-    return [project_id]
+        wanted = min(chosen.shape[0], limit + vectors.KNN_MARGIN)
+        if chosen.shape[0] > wanted:
+            rough = self.matrix[chosen] @ query
+            threshold = np.partition(-rough, wanted - 1)[wanted - 1]
+            chosen = chosen[-rough <= threshold]  # ties at the cut all go on to the exact score
+        return vectors.exact_best(self.pks[chosen].tolist(), self.matrix[chosen], query, limit)
 
 
 _TYPE_CODES = {name: code for code, name in enumerate(RECORD_TYPES)}

@@ -15,8 +15,9 @@ RECORD_TYPES: tuple[str, ...] = (
 )
 SCOPES: tuple[str, ...] = ("project", "global")
 CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
+# Who wrote a record: a face (cli, tui, web, mcp_tool), a hook, extraction, an import, detection.
 SOURCES: tuple[str, ...] = (
-    "llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "detection",
+    "llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "detection", "tui", "web",
 )
 GLOBAL_PROJECT = "global"
 

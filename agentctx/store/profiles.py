@@ -13,6 +13,7 @@ from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, Record
+from agentctx.store.selection import Selection
 
 # The commands a project profile names, in display order (``command.<kind>`` keys).
 COMMAND_KINDS = ("test", "build", "lint", "format", "run")
@@ -42,9 +43,10 @@ def preferences(db: Store, *, include_superseded: bool = False, limit: int | Non
                 offset: int = 0) -> list[Preference]:
     """The developer's global preferences, explicit, then reinforced, then inferred, newest
     first within each, with their category and where each was learned."""
-    found = rec.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
-                             include_superseded=include_superseded, order="confidence",
-                             limit=limit, offset=offset)
+    found = rec.list_records(db,
+                             Selection(project_id=GLOBAL_PROJECT, types=("preference",),
+                                       state=("all" if include_superseded else "current")),
+                             order="confidence", limit=limit, offset=offset)
     sessions = sorted({r.session_id for r in found if r.session_id})
     origin: dict[str, tuple[str, str | None]] = {}
     if sessions:
@@ -61,13 +63,14 @@ def preferences(db: Store, *, include_superseded: bool = False, limit: int | Non
 
 def count_preferences(db: Store, *, include_superseded: bool = False) -> int:
     """How many preferences :func:`preferences` lists in all."""
-    return rec.count_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
-                             include_superseded=include_superseded)
+    return rec.count_records(db,
+                             Selection(project_id=GLOBAL_PROJECT, types=("preference",),
+                                       state=("all" if include_superseded else "current")))
 
 
 def project_profile(db: Store, project_id: str) -> list[Record]:
     """The project's current profile records in a stable order (name, stack, commands …)."""
-    found = rec.list_records(db, project_id=project_id, types=("profile",))
+    found = rec.list_records(db, Selection(project_id=project_id, types=("profile",)))
     order = list(PROFILE_KEYS)
     return sorted(found, key=lambda r: (order.index(r.key) if r.key in order else len(order),
                                         r.key or "", r.title))

@@ -29,6 +29,7 @@ import struct
 from collections.abc import Iterable, Sequence
 
 from agentctx.store.db import Store
+from agentctx.store.textproc import query_terms
 
 FORMAT = 1
 META_KEY = "query_model"
@@ -269,6 +270,22 @@ def open_registered(db: Store) -> QueryModel | None:
         model.close()
         return None
     return model
+
+
+def embed_query(db: Store, text: str) -> tuple[tuple[float, ...] | None, str | None, str]:
+    """A search text's vector from the store's side file: ``(vector, model, "")``, or
+    ``(None, model or None, why not)`` when there is no side file or no word of the text in
+    its vocabulary."""
+    side = open_registered(db)
+    if side is None:
+        return None, None, "no query side file: run agentctx consolidate"
+    try:
+        vector = side.encode(query_terms(text))
+    finally:
+        side.close()
+    if vector is None:
+        return None, side.model, "no query word is in the model's vocabulary"
+    return vector, side.model, ""
 
 
 def register(db: Store, model: str, path: str | os.PathLike[str]) -> None:

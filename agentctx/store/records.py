@@ -26,6 +26,7 @@ from agentctx.store.models import (
     Draft,
     Record,
 )
+from agentctx.store.selection import Selection, conditions
 
 COLUMNS = (
     "pk, id, project_id, type, key, title, body, scope, pinned, confidence, reinforce_count, "
@@ -150,79 +151,43 @@ _CONFIDENCE_RANK = ("CASE confidence WHEN 'explicit' THEN 0 WHEN 'reinforced' TH
                     "AS confidence_rank")
 
 
-def _listing(*, project_id: str | None, types: Sequence[str], confidences: Sequence[str],
-             include_global: bool, include_superseded: bool, superseded_only: bool,
-             pinned_only: bool, session_id: str | None,
-             as_of: str | None) -> list[tuple[str, list[object]]]:
+def _listing(selection: Selection) -> list[tuple[str, list[object]]]:
     """A listing as ``(FROM … WHERE …, params)`` arms, one per project and table: each arm walks
     the ``records_project_valid`` index in date order and SQLite merges the arms (a project and
     the global profile, live and archived records) instead of sorting every matching row."""
-    where: list[str] = []
-    params: list[object] = []
-    if types:
-        where.append(f"type IN ({','.join('?' * len(types))})")
-        params.extend(types)
-    if confidences:
-        where.append(f"confidence IN ({','.join('?' * len(confidences))})")
-        params.extend(confidences)
-    if as_of is not None:
-        moment = normalize_time(as_of)
-        where.append("valid_from <= ? AND (superseded_at IS NULL OR superseded_at > ?)")
-        params.extend([moment, moment])
-    elif superseded_only:
-        where.append("superseded_at IS NOT NULL")
-    elif not include_superseded:
-        where.append("superseded_at IS NULL")
-    if pinned_only:
-        where.append("pinned = 1")
-    if session_id is not None:
-        where.append("session_id = ?")
-        params.append(session_id)
-    if project_id is None:
-        projects: list[str | None] = [None]
-    elif include_global and project_id != GLOBAL_PROJECT:
-        projects = [project_id, GLOBAL_PROJECT]
-    else:
-        projects = [project_id]
+    where, params = conditions(selection)
+    projects: list[str | None] = [None]
+    if selection.project_id is not None:
+        projects = list(selection.projects() or ())
     arms = []
-    for table in (TABLES if as_of is not None else TABLES[:1]):
+    for table in (TABLES if selection.as_of is not None else TABLES[:1]):
         for project in projects:
-            conditions = ([] if project is None else ["project_id = ?"]) + where
+            found = ([] if project is None else ["project_id = ?"]) + where
             source = table
-            if types and project is not None and table == "records":
+            if selection.types and project is not None and table == "records":
                 # A type's rows through records_current and sorted: walking the date index for
                 # a rare type (the profile, the handovers) would read the whole project.
                 source += " INDEXED BY records_current"
-            arm = f"FROM {source}" + (" WHERE " + " AND ".join(conditions) if conditions else "")
+            arm = f"FROM {source}" + (" WHERE " + " AND ".join(found) if found else "")
             arms.append((arm, ([] if project is None else [project]) + params))
     return arms
 
 
-def list_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
-                 confidences: Sequence[str] = (), include_global: bool = False,
-                 include_superseded: bool = False, superseded_only: bool = False,
-                 pinned_only: bool = False, session_id: str | None = None,
-                 as_of: str | None = None, limit: int | None = None, offset: int = 0,
+def list_records(db: Store, selection: Selection, *, limit: int | None = None, offset: int = 0,
                  order: str = "newest", pinned_first: bool = False) -> list[Record]:
-    """Records filtered by project, types, confidences and state, one page of them.
+    """One page of the records ``selection`` covers.
 
     ``order`` is a key of :data:`ORDERS` (default newest ``valid_from`` first); ``pinned_first``
-    puts pinned records ahead of the rest (each group in that order). ``superseded_only`` lists
-    only records that no longer hold. ``as_of`` lists what was in force at that moment, archived
-    records included (the state filters then do not apply). :func:`count_records` counts what
-    the same filters select, for paging.
+    puts pinned records ahead of the rest (each group in that order). A selection as of a moment
+    reads archived records too. :func:`count_records` counts what the same selection covers, for
+    paging.
     """
     if order not in ORDERS:
         raise ValueError(f"unknown order {order!r}; use one of {', '.join(ORDERS)}")
-    arms = _listing(
-        project_id=project_id, types=types, confidences=confidences,
-        include_global=include_global, include_superseded=include_superseded,
-        superseded_only=superseded_only, pinned_only=pinned_only, session_id=session_id,
-        as_of=as_of)
     selects: list[str] = []
     params: list[object] = []
     extra = _CONFIDENCE_RANK if order == "confidence" else "NULL"  # computed only when sorted on
-    for arm, arm_params in arms:
+    for arm, arm_params in _listing(selection):
         flag = 1 if arm.startswith("FROM records_archive") else 0
         selects.append(f"SELECT {COLUMNS}, {flag} AS archived, {extra} {arm}")
         params.extend(arm_params)
@@ -237,19 +202,10 @@ def list_records(db: Store, *, project_id: str | None = None, types: Sequence[st
     return [from_row(row, archived=bool(row[23])) for row in db.rows(sql, params)]
 
 
-def count_records(db: Store, *, project_id: str | None = None, types: Sequence[str] = (),
-                  confidences: Sequence[str] = (), include_global: bool = False,
-                  include_superseded: bool = False, superseded_only: bool = False,
-                  pinned_only: bool = False, session_id: str | None = None,
-                  as_of: str | None = None) -> int:
-    """How many records :func:`list_records` with the same filters would list in all."""
-    arms = _listing(
-        project_id=project_id, types=types, confidences=confidences,
-        include_global=include_global, include_superseded=include_superseded,
-        superseded_only=superseded_only, pinned_only=pinned_only, session_id=session_id,
-        as_of=as_of)
+def count_records(db: Store, selection: Selection) -> int:
+    """How many records :func:`list_records` lists for ``selection`` in all."""
     return sum(int(db.scalar(f"SELECT count(*) {arm}", arm_params) or 0)
-               for arm, arm_params in arms)
+               for arm, arm_params in _listing(selection))
 
 
 def history(db: Store, ref: str) -> list[Record]:
@@ -286,10 +242,11 @@ def as_of(db: Store, project_id: str, moment: str, *, types: Sequence[str] = (),
     """Records that were in force at ``moment``: ``valid_from <= t`` and not yet superseded at t.
 
     Reads current and archived records alike, newest ``valid_from`` first; the same as
-    :func:`list_records` with ``as_of``.
+    :func:`list_records` with a selection as of ``moment``.
     """
-    return list_records(db, project_id=project_id, types=types, include_global=include_global,
-                        as_of=moment, limit=limit, offset=offset)
+    return list_records(db, Selection(project_id=project_id, types=tuple(types),
+                                      include_global=include_global, as_of=moment),
+                        limit=limit, offset=offset)
 
 
 class Edit(NamedTuple):
@@ -398,7 +355,7 @@ def _insert(db: Store, draft: Draft, project_id: str) -> Record:
 
 def update(db: Store, ref: str, *, title: str | None = None, body: str | None = None,
            pinned: bool | None = None, confidence: str | None = None,
-           reinforce_count: int | None = None, actor: str = "cli",
+           reinforce_count: int | None = None, actor: str,
            revision: int | None = None, exact: bool = False) -> Record:
     """Change fields of a record in place, keeping its id; old values go to ``edits``.
 
@@ -450,13 +407,13 @@ def update(db: Store, ref: str, *, title: str | None = None, body: str | None = 
     return get(db, record.id)
 
 
-def set_pinned(db: Store, ref: str, pinned: bool, *, actor: str = "cli") -> Record:
+def set_pinned(db: Store, ref: str, pinned: bool, *, actor: str) -> Record:
     """Pin (always ranked first, never pruned) or unpin a record."""
     return update(db, ref, pinned=pinned, actor=actor)
 
 
 def supersede(db: Store, old_ref: str, successor: Draft | str, rationale: str, *,
-              actor: str = "cli") -> Record:
+              actor: str) -> Record:
     """Replace a current record by a successor, atomically; returns the successor.
 
     ``successor`` is a new :class:`Draft` (an empty type or title defaults to the old record's)
@@ -513,13 +470,30 @@ def touch(db: Store, ids: Sequence[str]) -> None:
                f"WHERE id IN ({','.join('?' * len(ids))})", [now_iso(), *ids])
 
 
-def forget(db: Store, ref: str, *, actor: str = "cli") -> Record:
+def predecessors(db: Store, record_id: str) -> list[Record]:
+    """The records ``record_id`` superseded directly (live or archived), oldest first."""
+    found = [from_row(row, archived=table == "records_archive")
+             for table in TABLES
+             for row in db.rows(f"SELECT {COLUMNS} FROM {table} WHERE superseded_by = ?",
+                                (record_id,))]
+    return sorted(found, key=lambda r: (r.valid_from, r.pk))
+
+
+def current_again(db: Store, ref: str) -> list[Record]:
+    """The records that forgetting ``ref`` would make current again: those it superseded, when
+    nothing superseded it (its chain then ends at them; otherwise it closes over ``ref``)."""
+    record = get(db, ref)
+    return [] if record.superseded_by else predecessors(db, record.id)
+
+
+def forget(db: Store, ref: str, *, actor: str) -> Record:
     """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests, drift
     dismissals).
 
     The one hard delete, for a leaked secret or a mistake. Its chain is closed over it: a
     predecessor it superseded is linked to its successor, or becomes current again when the
-    forgotten record was the current one. Returns the record as it was.
+    forgotten record was the current one (:func:`current_again` names them beforehand). Returns
+    the record as it was.
     """
     with db.write():
         record = get(db, ref)

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from agentctx.core.ids import now as clock_now
 from agentctx.core.lean import NamedTuple
+from agentctx.store.textproc import word_rank
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {
@@ -203,3 +204,44 @@ def low_since(type_: str, factors: ScoreFactors, threshold: float) -> datetime |
     if half_life is None or factors.recency_decay == 1.0 or at_reference <= threshold:
         return factors.reference
     return factors.reference + timedelta(days=half_life * math.log2(at_reference / threshold))
+
+
+# In a large store (COMMON_TERM_MIN_RECORDS and more), candidates are selected by the query's
+# rarest terms whose postings together stay under this share of the store; the other terms still
+# count in relevance. A term in a fifth of all records adds almost no BM25 weight but costs reading
+# a fifth of the index.
+POSTINGS_SHARE = 0.2
+COMMON_TERM_MIN_RECORDS = 2000
+
+
+def term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str, float]:
+    """Each query term's weight in relevance: its IDF (less for a frequent English word), or,
+    when no record contains it, a multiple of the rarest IDF that grows with its rarity."""
+    rarest = math.log(1.0 + (total + 0.5) / 0.5)
+    weights = {}
+    for t in terms:
+        rank = word_rank(t)
+        if df[t]:
+            weights[t] = math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5))
+            if rank is not None:
+                weights[t] *= PRESENT_COMMON_WEIGHT
+        else:
+            weights[t] = absent_word_weight(rank) * rarest
+    return weights
+
+
+def selective_terms(present: list[str], df: dict[str, int], total: int) -> list[str]:
+    """The terms candidates are selected by: all of them, or in a large store the rarest."""
+    if total < COMMON_TERM_MIN_RECORDS:
+        return present
+    # Rarest terms first, while their postings stay within budget (always at least one):
+    # common terms would make the query read a large part of the index for little weight.
+    budget = POSTINGS_SHARE * total
+    selective: list[str] = []
+    postings = 0
+    for term in sorted(present, key=lambda t: df[t]):
+        if selective and postings + df[term] > budget:
+            break
+        selective.append(term)
+        postings += df[term]
+    return selective

@@ -31,28 +31,33 @@ import math
 import sqlite3
 from datetime import datetime
 
-from agentctx.core.ids import normalize_time
 from agentctx.core.ids import now as clock_now
 from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
+from agentctx.store.models import Hit, Record
 from agentctx.store.scoring import (
     BM25_WEIGHTS,
     CONFIDENCE_WEIGHT,
-    PRESENT_COMMON_WEIGHT,
     SUPERSEDED_WEIGHT,
     TYPE_WEIGHT,
     VIA_WEIGHT,
-    absent_word_weight,
     age_days,
     recency,
+    selective_terms,
+    term_weights,
 )
+from agentctx.store.selection import Selection
+from agentctx.store.selection import where as selection_where
 from agentctx.store.textproc import fts_phrase, query_terms, tokens, word_rank
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - typing only
+    from typing import Protocol
+
     from agentctx.store.timewords import TimeWindow
+else:
+    Protocol = object
 
 # Words without which a prompt names no time (the time module is imported only with one).
 _TIME_HINTS = frozenset(
@@ -64,25 +69,14 @@ CANDIDATE_POOL = 200
 MAX_LIMIT = 100
 # Superseded matches followed to their successors (the strongest ones; the rest rank too low).
 LIFT_POOL = 40
-# In a large store (COMMON_TERM_MIN_RECORDS and more), candidates are selected by the query's
-# rarest terms whose postings together stay under this share of the store; the other terms still
-# count in relevance. A term in a fifth of all records adds almost no BM25 weight but costs reading
-# a fifth of the index.
-POSTINGS_SHARE = 0.2
-COMMON_TERM_MIN_RECORDS = 2000
 
 
 class Query(NamedTuple):
-    """What to search for and where. ``project_id=None`` searches every project."""
+    """What to search for (``text``) and in which records (``selection``: the same value a
+    listing takes; its filters apply before the limit is cut)."""
 
     text: str
-    project_id: str | None = None
-    include_global: bool = True
-    types: tuple[str, ...] = ()
-    scope: str | None = None
-    file: str | None = None
-    include_superseded: bool = False
-    as_of: str | None = None
+    selection: Selection = Selection()
     limit: int = 10
     # fts | like | pinned: the caller passes the ``search`` knob (the store reads no config).
     backend: str = "fts"
@@ -103,56 +97,27 @@ def search(db: Store, query: Query) -> list[Hit]:
     try:
         if backend == "fts":
             return _search_fts(db, query, limit)
-        if backend == "like":
-            return _search_like(db, query, limit)
     except sqlite3.OperationalError:
-        if backend == "fts":
-            try:
-                return _search_like(db, query, limit)
-            except sqlite3.OperationalError:
-                pass
-    return _pinned_only(db, query, limit)
+        pass
+    # The degraded backends are imported only when a search needs one.
+    from agentctx.store.search_degraded import search_like, search_pinned
+
+    if backend in ("fts", "like"):
+        try:
+            return search_like(db, query, limit)
+        except sqlite3.OperationalError:
+            pass
+    return search_pinned(db, query, limit)
 
 
 def _projects(query: Query) -> list[str]:
-    if query.project_id is None:
-        return []
-    if query.include_global and query.project_id != GLOBAL_PROJECT:
-        return [query.project_id, GLOBAL_PROJECT]
-    return [query.project_id]
+    return query.selection.projects() or []
 
 
-def _filters(query: Query, *, superseded: bool | None = None) -> tuple[str, list[object]]:
-    """SQL conditions on ``records r`` for everything but the text.
-
-    ``superseded`` overrides whether superseded records pass (default: the query's choice).
-    """
-    where: list[str] = []
-    params: list[object] = []
-    projects = _projects(query)
-    if projects:
-        where.append(f"r.project_id IN ({','.join('?' * len(projects))})")
-        params.extend(projects)
-    if query.types:
-        where.append(f"r.type IN ({','.join('?' * len(query.types))})")
-        params.extend(query.types)
-    if query.scope:
-        where.append("r.scope = ?")
-        params.append(query.scope)
-    if query.as_of:
-        moment = normalize_time(query.as_of)
-        where.append("r.valid_from <= ? AND (r.superseded_at IS NULL OR r.superseded_at > ?)")
-        params.extend([moment, moment])
-    elif not (query.include_superseded if superseded is None else superseded):
-        where.append("r.superseded_at IS NULL")
-    if query.file:
-        name = query.file.strip().lstrip("./")
-        where.append("r.id IN (SELECT re.record_id FROM record_entities re "
-                     "JOIN nodes n ON n.id = re.entity_id "
-                     "WHERE n.name = ? OR n.name LIKE ? ESCAPE '\\' OR ? LIKE '%' || n.name)")
-        escaped = name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        params.extend([name, f"%/{escaped}", name])
-    return (" AND ".join(where) or "1"), params
+def _filters(query: Query, *, state: str | None = None) -> tuple[str, list[object]]:
+    """SQL conditions on ``records r`` for everything but the text (``state`` overrides the
+    selection's)."""
+    return selection_where(query.selection, "r", state=state)
 
 
 def _rank(record: Record, base: float, now: datetime) -> float:
@@ -169,9 +134,110 @@ def _order(hits: list[Hit], limit: int) -> list[Hit]:
     return hits[:limit]
 
 
+class Words(NamedTuple):
+    """What a query asks by: its search terms, the record types its phrasing asks for ("where
+    did we leave off": handovers) and the window of dates its words point at."""
+
+    terms: list[str]
+    intent: tuple[str, ...]
+    span: TimeWindow | None
+
+
+class Sources(Protocol):
+    """Where a full-text search counts its words and finds its candidates: the live records
+    (:class:`LiveRecords`), the live records with the archive's words and successors
+    (:class:`agentctx.store.search_asof.ArchiveAware`), or every record in force at a moment
+    (:class:`agentctx.store.search_asof.AsOf`)."""
+
+    follows_chains: bool  # superseded matches surface their successors
+    through_archive: bool  # the successor walk reads archived versions too
+
+    def frequencies(self, db: Store, terms: list[str]) -> dict[str, int]:
+        """How many records contain each term, wherever this strategy counts."""
+
+    def pool(self, db: Store, query: Query, present: list[str], df: dict[str, int],
+             total: int) -> list[tuple[Record, float]]:
+        """The candidates with their BM25 scores (higher is better)."""
+
+    def matched(self, db: Store, terms: list[str], probe: list[int],
+                pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
+        """Which terms each probed record contains."""
+
+
+class LiveRecords:
+    """The live records only: what a search reads while consolidation has archived nothing."""
+
+    follows_chains = True
+    through_archive = False
+
+    def __init__(self) -> None:
+        self.live: dict[str, int] = {}
+
+    def frequencies(self, db: Store, terms: list[str]) -> dict[str, int]:
+        self.live = {term: int(db.scalar("SELECT count(*) FROM records_fts "
+                                         "WHERE records_fts MATCH ?",
+                                         (f"{{title body}} : {fts_phrase(term)}",)))
+                     for term in terms}
+        return self.live
+
+    def pool(self, db: Store, query: Query, present: list[str], df: dict[str, int],
+             total: int) -> list[tuple[Record, float]]:
+        live_present = [t for t in present if self.live[t] > 0]
+        return _candidates(db, query, live_present, self.live, total) if live_present else []
+
+    def matched(self, db: Store, terms: list[str], probe: list[int],
+                pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
+        return matched_terms(db, terms, self.live, probe)
+
+
+def _sources(db: Store, query: Query, terms: list[str]) -> Sources:
+    """The strategy for ``query``: as of a moment, archive-aware once consolidation has
+    archived records (the archive's words still name what a prompt may ask about: "still on
+    nose?"), else the live records."""
+    if query.selection.as_of:
+        from agentctx.store.search_asof import AsOf
+
+        return AsOf()
+    if terms and _has_archive(db):
+        from agentctx.store.search_asof import ArchiveAware
+
+        return ArchiveAware()
+    return LiveRecords()
+
+
 def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
-    intent, phrasing = _intent(query.text)
+    """The full-text pipeline: the query's words, the strategy's frequencies and candidates,
+    chains, intent and dates, the rank and cut, then each hit's matched words and relevance."""
     now = clock_now()
+    words = _words(db, query, now)
+    if words is None:
+        return []
+    sources = _sources(db, query, words.terms)
+    total = max(1, int(db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'records'") or 1))
+    df = sources.frequencies(db, words.terms)
+    present = [t for t in words.terms if df[t] > 0]
+    if not present and not words.intent and words.span is None:
+        return []
+    weight = term_weights(words.terms, df, total)
+    if _out_of_reach(query, words, present, weight):
+        return []
+    pool = sources.pool(db, query, present, df, total) if present else []
+    scored, via = _chains(db, query, sources, pool)
+    boosted = _intent_candidates(db, query, words.intent, scored) if words.intent else set()
+    dated = _dated_candidates(db, query, words.span, scored) if words.span is not None else set()
+    top = _order(_ranked(scored, via, boosted, dated, now), limit)
+    # The order does not depend on relevance, so only the hits returned (and the superseded
+    # records that surfaced them) need their matched terms: each probe costs in proportion to
+    # the rowids it checks.
+    probe = [hit.record.pk for hit in top]
+    probe += [via[pk][1] for pk in probe if pk in via]
+    matched = sources.matched(db, words.terms, probe, pool, top) if present else {}
+    return _with_relevance(top, words, matched, via, weight, boosted, total)
+
+
+def _words(db: Store, query: Query, now: datetime) -> Words | None:
+    """The query's words, or ``None`` when it asks for nothing (only stop words)."""
+    intent, phrasing = _intent(query.text)
     span = _time_window(db, query, now)
     if span is not None:
         from agentctx.store.timewords import phrase_words
@@ -181,68 +247,46 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     # phrasing, not topic: the rest of the prompt is what the intended records must match.
     terms = [t for t in query_terms(query.text) if t not in phrasing]
     if not terms and not intent and span is None:
-        return []
-    total = max(1, int(db.scalar("SELECT seq FROM sqlite_sequence WHERE name = 'records'") or 1))
-    df = {term: int(db.scalar("SELECT count(*) FROM records_fts WHERE records_fts MATCH ?",
-                              (f"{{title body}} : {fts_phrase(term)}",)))
-          for term in terms}
-    # As of a date, archived records count too: (live, archived) frequencies, and df their sum.
-    split: tuple[dict[str, int], dict[str, int]] | None = None
-    if query.as_of:
-        from agentctx.store import search_asof
+        return None
+    return Words(terms, intent, span)
 
-        split = (df, search_asof.archive_frequencies(db, terms))
-        df = {term: split[0][term] + split[1][term] for term in terms}
-    # Without a date, records archived long after they were superseded still name what a
-    # prompt may ask about ("still on nose?"): they count in the frequencies and surface their
-    # successors, but are never hits themselves.
-    archived_df = (_archive_frequencies(db, terms)
-                   if split is None and terms and _has_archive(db) else None)
-    live_df = df
-    if archived_df is not None:
-        df = {term: live_df[term] + archived_df[term] for term in terms}
-    present = [t for t in terms if df[t] > 0]
-    if not present and not intent and span is None:
-        return []
-    weight = _term_weights(terms, df, total)
-    denominator = sum(weight.values())
-    if query.min_relevance > 0 and span is None and (terms or not intent):
-        # A hit's relevance is the weighted share of the terms it matches, so at most that of
-        # the terms found anywhere: when even that (rounded as relevances are) falls short, no
-        # hit could be kept.
-        reachable = sum(weight[t] for t in present) / denominator
-        if round(reachable, 4) < query.min_relevance:
-            return []
-    live_present = [t for t in present if live_df[t] > 0]
-    if not present:
-        pool: list[tuple[Record, float]] = []
-    elif split is None:
-        pool = _candidates(db, query, live_present, live_df, total) if live_present else []
-        if archived_df is not None and any(archived_df[t] for t in present):
-            from agentctx.store import search_asof
 
-            where, params = _filters(query, superseded=True)
-            pool += search_asof.candidates(
-                db, _selective_terms([t for t in present if archived_df[t]], df, total),
-                (live_df, archived_df), _project_match(query), where, params, LIFT_POOL,
-                archived_only=True)
-    else:
-        where, params = _filters(query)
-        pool = search_asof.candidates(db, _selective_terms(present, df, total), split,
-                                      _project_match(query), where, params, CANDIDATE_POOL)
-    chains = not query.as_of
+def _out_of_reach(query: Query, words: Words, present: list[str],
+                  weight: dict[str, float]) -> bool:
+    """Whether no hit could reach the caller's ``min_relevance``: a hit's relevance is the
+    weighted share of the terms it matches, so at most that of the terms found anywhere
+    (rounded as relevances are)."""
+    if query.min_relevance <= 0 or words.span is not None or not (words.terms or
+                                                                   not words.intent):
+        return False
+    reachable = sum(weight[t] for t in present) / sum(weight.values())
+    return round(reachable, 4) < query.min_relevance
+
+
+def _chains(db: Store, query: Query, sources: Sources, pool: list[tuple[Record, float]],
+            ) -> tuple[dict[int, tuple[Record, float]], dict[int, tuple[str, int]]]:
+    """The candidates that may be hits, by pk, and the successors their superseded matches
+    surfaced (:func:`_lift_successors`). Superseded records are hits only when the selection
+    shows history, archived ones never (without a moment)."""
     scored: dict[int, tuple[Record, float]] = {}
     superseded: list[tuple[Record, float]] = []
+    history = query.selection.state != "current"
     for record, base in pool:
-        if chains and not record.current:
+        if sources.follows_chains and not record.current:
             superseded.append((record, base))
-            if not query.include_superseded or record.archived:
+            if not history or record.archived:
                 continue
         scored[record.pk] = (record, base)
-    via = (_lift_successors(db, query, superseded, scored, through_archive=archived_df is not None)
-           if chains and superseded else {})
-    boosted = _intent_candidates(db, query, intent, scored) if intent else set()
-    dated = _dated_candidates(db, query, span, scored) if span is not None else set()
+    if not superseded or query.selection.state == "superseded":  # successors are current
+        return scored, {}
+    return scored, _lift_successors(db, query, superseded, scored,
+                                    through_archive=sources.through_archive)
+
+
+def _ranked(scored: dict[int, tuple[Record, float]], via: dict[int, tuple[str, int]],
+            boosted: set[int], dated: set[int], now: datetime) -> list[Hit]:
+    """Every candidate as a hit ranked by BM25 × type × recency × confidence, dated ones
+    boosted, intended ones level with the best, successors above their superseded versions."""
     boost = search_time_boost() if dated else 1.0
     ranked = [Hit(record, _rank(record, base, now) * (boost if record.pk in dated else 1.0),
                   0.0, (), via.get(record.pk, (None, 0))[0], record.pk in dated)
@@ -252,33 +296,20 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
         ranked = [hit._replace(rank=best * 1.01) if hit.record.pk in boosted else hit
                   for hit in ranked]
     _keep_successors_first(ranked)
-    top = _order(ranked, limit)
-    # The order does not depend on relevance, so only the hits returned (and the superseded
-    # records that surfaced them) need their matched terms: each probe costs in proportion to
-    # the rowids it checks.
-    probe = [hit.record.pk for hit in top]
-    probe += [via[pk][1] for pk in probe if pk in via]
-    if not present:
-        matched: dict[int, tuple[str, ...]] = {}
-    elif split is None:
-        archived_pks = {pk for pk, (record, _base) in _archived(pool)}
-        matched = _matched_terms(db, terms, live_df, [pk for pk in probe
-                                                       if pk not in archived_pks])
-        if archived_df is not None and archived_pks:
-            matched.update(_matched_terms(db, terms, archived_df,
-                                          sorted(pk for pk in probe if pk in archived_pks),
-                                          "records_archive_fts"))
-    else:
-        archived = {hit.record.pk for hit in top if hit.record.archived}
-        matched = _matched_terms(db, terms, split[0], [pk for pk in probe if pk not in archived])
-        matched.update(_matched_terms(db, terms, split[1], sorted(archived),
-                                      "records_archive_fts"))
+    return ranked
+
+
+def _with_relevance(top: list[Hit], words: Words, matched: dict[int, tuple[str, ...]],
+                    via: dict[int, tuple[str, int]], weight: dict[str, float],
+                    boosted: set[int], total: int) -> list[Hit]:
+    """The hits with their matched words, relevance and strength."""
+    denominator = sum(weight.values())
     # Strength in units of a term found in a single record: comparable across stores of any
     # size (in a store of two records, one word of one of them is as telling as in a thousand).
     unit = math.log(1.0 + (max(total, 2) - 0.5) / 1.5)
     # A prompt whose other words are all frequent ones ("what did we change last week?") asks
     # by its time alone.
-    time_only = span is not None and all(word_rank(t) is not None for t in terms)
+    time_only = words.span is not None and all(word_rank(t) is not None for t in words.terms)
     hits = []
     for hit in top:
         pk = hit.record.pk
@@ -289,7 +320,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
             strength = max(strength, VIA_WEIGHT * sum(weight[t] for t in lifted))
             found = tuple(dict.fromkeys(found + lifted))
         relevance = strength / denominator if denominator else 0.0
-        if pk in boosted and not terms:
+        if pk in boosted and not words.terms:
             relevance = INTENT_RELEVANCE
         elif hit.dated and time_only:
             from agentctx.store.search_time import TIME_RELEVANCE
@@ -300,6 +331,18 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     return hits
 
 
+def _extra_state(query: Query) -> str:
+    """The state of the records a search adds beside its word matches (intended types, dated
+    records, successors): current ones, unless the selection asks for superseded only."""
+    return "superseded" if query.selection.state == "superseded" else "current"
+
+
+def pool_state(query: Query) -> str:
+    """The state of a search's candidates: superseded ones too (they surface their
+    successors), unless the selection asks for superseded only."""
+    return "superseded" if query.selection.state == "superseded" else "all"
+
+
 def search_time_boost() -> float:
     """The rank multiplier of a record dated inside the prompt's window."""
     from agentctx.store.search_time import TIME_BOOST
@@ -307,31 +350,23 @@ def search_time_boost() -> float:
     return TIME_BOOST
 
 
+def _dated_candidates(db: Store, query: Query, span: TimeWindow,
+                      scored: dict[int, tuple[Record, float]]) -> set[int]:
+    from agentctx.store import search_time
+
+    where, params = _filters(query, state=_extra_state(query))
+    return search_time.dated_candidates(db, where, params, span, scored)
+
+
 def _time_window(db: Store, query: Query, now: datetime) -> TimeWindow | None:
     """The window of ``valid_from`` dates the query's words point at ("last week"); never for an
     as-of search (its date is explicit) nor one without words that could name a time."""
-    if query.as_of or (_TIME_HINTS.isdisjoint(tokens(query.text))
+    if query.selection.as_of or (_TIME_HINTS.isdisjoint(tokens(query.text))
                        and " may" not in query.text.lower()):
         return None
     from agentctx.store import search_time
 
     return search_time.window(db, query.text, _projects(query), now)
-
-
-def _dated_candidates(db: Store, query: Query, span: TimeWindow,
-                      scored: dict[int, tuple[Record, float]]) -> set[int]:
-    """Mark the scored records dated inside ``span`` and add the newest others; returns the
-    pks of every dated candidate."""
-    from agentctx.store import search_time
-
-    dated = {pk for pk, (record, _base) in scored.items() if span.contains(record.valid_from)}
-    where, params = _filters(query._replace(include_superseded=False))
-    floor = min((base for _record, base in scored.values()), default=1.0)
-    for record in search_time.dated(db, where, params, span):
-        if record.pk not in scored:
-            scored[record.pk] = (record, floor * 0.5)
-        dated.add(record.pk)
-    return dated
 
 
 def _has_archive(db: Store) -> bool:
@@ -340,50 +375,7 @@ def _has_archive(db: Store) -> bool:
     return db.scalar("SELECT 1 FROM records_archive LIMIT 1") is not None
 
 
-def _archive_frequencies(db: Store, terms: list[str]) -> dict[str, int]:
-    from agentctx.store import search_asof
-
-    return search_asof.archive_frequencies(db, terms)
-
-
-def _archived(pool: list[tuple[Record, float]]) -> list[tuple[int, tuple[Record, float]]]:
-    return [(record.pk, (record, base)) for record, base in pool if record.archived]
-
-
-def _term_weights(terms: list[str], df: dict[str, int], total: int) -> dict[str, float]:
-    """Each query term's weight in relevance: its IDF (less for a frequent English word), or,
-    when no record contains it, a multiple of the rarest IDF that grows with its rarity."""
-    rarest = math.log(1.0 + (total + 0.5) / 0.5)
-    weights = {}
-    for t in terms:
-        rank = word_rank(t)
-        if df[t]:
-            weights[t] = math.log(1.0 + (total - df[t] + 0.5) / (df[t] + 0.5))
-            if rank is not None:
-                weights[t] *= PRESENT_COMMON_WEIGHT
-        else:
-            weights[t] = absent_word_weight(rank) * rarest
-    return weights
-
-
-def _selective_terms(present: list[str], df: dict[str, int], total: int) -> list[str]:
-    """The terms candidates are selected by: all of them, or in a large store the rarest."""
-    if total < COMMON_TERM_MIN_RECORDS:
-        return present
-    # Rarest terms first, while their postings stay within budget (always at least one):
-    # common terms would make the query read a large part of the index for little weight.
-    budget = POSTINGS_SHARE * total
-    selective: list[str] = []
-    postings = 0
-    for term in sorted(present, key=lambda t: df[t]):
-        if selective and postings + df[term] > budget:
-            break
-        selective.append(term)
-        postings += df[term]
-    return selective
-
-
-def _project_match(query: Query) -> str:
+def project_match(query: Query) -> str:
     """The FTS5 clause that keeps the query's projects ("" for every project)."""
     projects = _projects(query)
     if not projects:
@@ -395,12 +387,12 @@ def _candidates(db: Store, query: Query, present: list[str], df: dict[str, int],
                 total: int) -> list[tuple[Record, float]]:
     """The fixed pool of best BM25 matches of the live records that pass the filters, with
     their scores (superseded ones included, so that they can surface their successors)."""
-    selective = _selective_terms(present, df, total)
+    selective = selective_terms(present, df, total)
     match = "{title body} : (" + " OR ".join(fts_phrase(t) for t in selective) + ")"
-    match += _project_match(query)
-    where, params = _filters(query, superseded=True)
+    match += project_match(query)
+    where, params = _filters(query, state=pool_state(query))
     weights = ", ".join(str(w) for w in BM25_WEIGHTS)
-    if query.types or query.scope or query.file:
+    if query.selection.narrows():
         # A narrowing filter applies before the pool is cut, or 200 better matches of other
         # types could hide every match of the wanted one. (The per-prompt hook never narrows:
         # its path keeps the cheaper pool-then-filter form below.)
@@ -467,7 +459,7 @@ def _lift_successors(db: Store, query: Query, superseded: list[tuple[Record, flo
             heads[head_pk] = (record, base)
     if not heads:
         return {}
-    where, params = _filters(query._replace(include_superseded=False, as_of=None))
+    where, params = selection_where(query.selection._replace(as_of=None), "r", state="current")
     marks = ",".join("?" * len(heads))
     # NOT INDEXED: look the few successors up by rowid rather than walking a project index.
     rows = db.rows(f"SELECT {_prefixed_columns()} FROM records AS r NOT INDEXED "
@@ -533,16 +525,14 @@ def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
                        scored: dict[int, tuple[Record, float]]) -> set[int]:
     """Add the latest records of the intended types, ranked with the best candidate: current
     ones, or as of a date those in force then."""
-    wanted = [t for t in intent if not query.types or t in query.types]
+    types = query.selection.types
+    wanted = [t for t in intent if not types or t in types]
     if not wanted:
         return set()
-    if query.as_of:
-        where, params = _filters(query)
-    else:
-        where, params = _filters(query._replace(include_superseded=False))
+    where, params = _filters(query, state=_extra_state(query))  # a moment wins over the state
     marks = ",".join("?" * len(wanted))
     columns, source = _source(query)
-    if not query.as_of and _projects(query):
+    if not query.selection.as_of and _projects(query):
         # The type's newest rows through records_current: walking the date index would read the
         # whole project when it has none of that type.
         source += " INDEXED BY records_current"
@@ -557,7 +547,7 @@ def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
     return boosted
 
 
-def _matched_terms(db: Store, terms: list[str], df: dict[str, int], pks: list[int],
+def matched_terms(db: Store, terms: list[str], df: dict[str, int], pks: list[int],
                    index: str = "records_fts") -> dict[int, tuple[str, ...]]:
     """Which query terms each candidate contains (one probe of ``index`` per term)."""
     if not pks:
@@ -581,7 +571,7 @@ def _prefixed_columns() -> str:
 def _source(query: Query) -> tuple[str, str]:
     """What a search selects, as ``(columns, FROM clause)`` of records ``r``: the live records,
     or as of a date the live and the archived ones (the last column flagging the archived)."""
-    if not query.as_of:
+    if not query.selection.as_of:
         return _prefixed_columns(), "records r"
     from agentctx.store.search_asof import SOURCE
 
@@ -590,38 +580,4 @@ def _source(query: Query) -> tuple[str, str]:
 
 def _record(row: sqlite3.Row, query: Query) -> Record:
     """The record of a row selected with :func:`_source`'s columns."""
-    return rec.from_row(row, archived=bool(query.as_of) and bool(row[-1]))
-
-
-def _search_like(db: Store, query: Query, limit: int) -> list[Hit]:
-    terms = query_terms(query.text)
-    if not terms:
-        return []
-    where, params = _filters(query)
-    columns, source = _source(query)
-    likes = []
-    like_params: list[object] = []
-    for term in terms:
-        likes.append("(r.title LIKE ? OR r.body LIKE ?)")
-        like_params.extend([f"%{term}%", f"%{term}%"])
-    rows = db.rows(f"SELECT {columns} FROM {source} WHERE {where} AND "
-                   f"({' OR '.join(likes)}) ORDER BY r.valid_from DESC LIMIT {CANDIDATE_POOL}",
-                   [*params, *like_params])
-    now = clock_now()
-    hits = []
-    for row in rows:
-        record = _record(row, query)
-        title, body = record.title.lower(), record.body.lower()
-        found = tuple(t for t in terms if t in title or t in body)
-        base = sum(2.0 if t in title else 1.0 for t in found)
-        hits.append(Hit(record, _rank(record, base, now), round(len(found) / len(terms), 4),
-                        found))
-    return _order(hits, limit)
-
-
-def _pinned_only(db: Store, query: Query, limit: int) -> list[Hit]:
-    where, params = _filters(query)
-    columns, source = _source(query)
-    rows = db.rows(f"SELECT {columns} FROM {source} WHERE {where} AND r.pinned = 1 "
-                   f"ORDER BY r.valid_from DESC LIMIT ?", [*params, limit])
-    return [Hit(_record(row, query), 1.0, 1.0, ()) for row in rows]
+    return rec.from_row(row, archived=bool(query.selection.as_of) and bool(row[-1]))

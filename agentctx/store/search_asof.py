@@ -1,4 +1,5 @@
-"""The as-of half of :func:`agentctx.store.search.search`: live and archived records together.
+"""The archive's half of :func:`agentctx.store.search.search`: the archive-aware and as-of
+strategies (:class:`ArchiveAware`, :class:`AsOf`), and live and archived records scored together.
 
 A search as of a date must find every record in force then, including those consolidation has
 since moved to ``records_archive`` (indexed by ``records_archive_fts``). FTS5 computes BM25's IDF
@@ -10,7 +11,8 @@ the score one index over both tables would give (only the length normalisation, 
 record length, stays per index). Candidates pass the query's filters before the pool is cut, so
 records created after the date cannot crowd out those in force at it.
 
-Imported only when a search has ``as_of``: searches without a date read the live index alone.
+Imported only when a search has a moment or the store an archive: other searches read the live
+index alone (:class:`agentctx.store.search.LiveRecords`).
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from __future__ import annotations
 import math
 
 from agentctx.store import records as rec
+from agentctx.store import search as srch
 from agentctx.store.db import Store
-from agentctx.store.models import Record
-from agentctx.store.scoring import BM25_WEIGHTS
+from agentctx.store.models import Hit, Record
+from agentctx.store.scoring import BM25_WEIGHTS, selective_terms
+from agentctx.store.selection import where as selection_where
 from agentctx.store.textproc import fts_phrase
 
 # Each table with its full-text index. Archiving keeps a record's pk, so a pk names one record
@@ -94,3 +98,75 @@ def candidates(db: Store, terms: list[str], frequencies: tuple[dict[str, int], d
                      for row in rows)
     found.sort(key=lambda item: (-item[1], item[0].pk))
     return found
+
+
+class ArchiveAware(srch.LiveRecords):
+    """Live records as hits, with the archive's words: records archived long after they were
+    superseded still name what a prompt may ask about ("still on nose?"), so they count in the
+    frequencies and surface their successors, but are never hits themselves."""
+
+    through_archive = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.archived: dict[str, int] = {}
+
+    def frequencies(self, db: Store, terms: list[str]) -> dict[str, int]:
+        live = super().frequencies(db, terms)
+        self.archived = archive_frequencies(db, terms)
+        return {term: live[term] + self.archived[term] for term in terms}
+
+    def pool(self, db: Store, query: srch.Query, present: list[str], df: dict[str, int],
+             total: int) -> list[tuple[Record, float]]:
+        found = super().pool(db, query, present, df, total)
+        in_archive = [t for t in present if self.archived[t]]
+        if in_archive:
+            where, params = selection_where(query.selection, "r",
+                                                 state=srch.pool_state(query))
+            found += candidates(db, selective_terms(in_archive, df, total),
+                                (self.live, self.archived), srch.project_match(query), where,
+                                params, srch.LIFT_POOL, archived_only=True)
+        return found
+
+    def matched(self, db: Store, terms: list[str], probe: list[int],
+                pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
+        archived = {record.pk for record, _base in pool if record.archived}
+        found = srch.matched_terms(db, terms, self.live, [pk for pk in probe
+                                                          if pk not in archived])
+        if archived:
+            found.update(srch.matched_terms(db, terms, self.archived,
+                                            sorted(pk for pk in probe if pk in archived),
+                                            "records_archive_fts"))
+        return found
+
+
+class AsOf:
+    """Every record in force at the query's moment, live or archived, scored as one index over
+    both tables; no chains (a record superseded since was current then)."""
+
+    follows_chains = False
+    through_archive = True
+
+    def __init__(self) -> None:
+        self.live: dict[str, int] = {}
+        self.archived: dict[str, int] = {}
+
+    def frequencies(self, db: Store, terms: list[str]) -> dict[str, int]:
+        self.live = srch.LiveRecords().frequencies(db, terms)
+        self.archived = archive_frequencies(db, terms)
+        return {term: self.live[term] + self.archived[term] for term in terms}
+
+    def pool(self, db: Store, query: srch.Query, present: list[str], df: dict[str, int],
+             total: int) -> list[tuple[Record, float]]:
+        where, params = selection_where(query.selection, "r")
+        return candidates(db, selective_terms(present, df, total), (self.live, self.archived),
+                          srch.project_match(query), where, params, srch.CANDIDATE_POOL)
+
+    def matched(self, db: Store, terms: list[str], probe: list[int],
+                pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
+        archived = {hit.record.pk for hit in top if hit.record.archived}
+        found = srch.matched_terms(db, terms, self.live, [pk for pk in probe
+                                                          if pk not in archived])
+        found.update(srch.matched_terms(db, terms, self.archived, sorted(archived),
+                                        "records_archive_fts"))
+        return found

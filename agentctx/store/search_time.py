@@ -75,3 +75,16 @@ def dated(db: Store, where: str, params: list[object], span: TimeWindow,
                    f"AND r.valid_from < ? ORDER BY r.valid_from DESC LIMIT {int(limit)}",
                    [*params, span.start, span.end])
     return [rec.from_row(row) for row in rows]
+
+
+def dated_candidates(db: Store, where: str, params: list[object], span: TimeWindow,
+                     scored: dict[int, tuple[Record, float]]) -> set[int]:
+    """Mark the scored records dated inside ``span`` and add the newest others that pass
+    ``where`` (conditions on ``r``); returns the pks of every dated candidate."""
+    found = {pk for pk, (record, _base) in scored.items() if span.contains(record.valid_from)}
+    floor = min((base for _record, base in scored.values()), default=1.0)
+    for record in dated(db, where, params, span):
+        if record.pk not in scored:
+            scored[record.pk] = (record, floor * 0.5)
+        found.add(record.pk)
+    return found

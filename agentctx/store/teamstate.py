@@ -12,6 +12,7 @@ from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import Draft, Record
+from agentctx.store.selection import Selection
 
 # The record types the team file shares (never preferences, handovers, bugfixes or profiles).
 TEAM_TYPES: tuple[str, ...] = ("decision", "convention", "discovery")
@@ -86,7 +87,7 @@ def record_written(db: Store, state: FileState) -> None:
 
 def shared_records(db: Store, project_id: str) -> list[Record]:
     """The project's current records the team file shares, by title then id."""
-    found = rec.list_records(db, project_id=project_id, types=TEAM_TYPES)
+    found = rec.list_records(db, Selection(project_id=project_id, types=tuple(TEAM_TYPES)))
     return sorted((r for r in found if r.scope == "project"),
                   key=lambda r: (r.type, r.title, r.id))
 

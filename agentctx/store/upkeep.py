@@ -301,7 +301,7 @@ def retired(db: Store, project_id: str, type_: str, *, limit: int = 500) -> list
     return [rec.from_row(row) for row in rows]
 
 
-def retire(db: Store, ref: str, reason: str, *, actor: str = "cli") -> Record:
+def retire(db: Store, ref: str, reason: str, *, actor: str) -> Record:
     """End a current record's validity now without a successor; returns it as it was.
 
     The record stays in history and as-of queries (valid until now) and its audit trail gains a

@@ -75,7 +75,7 @@ class _State:
         self.vec_error: str | None = None
         self.vec_tried = False
         self.cache_key: tuple[object, ...] | None = None
-        self.cache: tuple[list[int], Any] | None = None
+        self.cache: tuple[list[int], list[str], Any] | None = None
 
 
 _STATES: weakref.WeakKeyDictionary[Store, _State] = weakref.WeakKeyDictionary()
@@ -336,9 +336,10 @@ def vectors_for(db: Store, pks: Iterable[int], model: str) -> dict[int, Vector]:
 
 
 def current_matrix(db: Store, model: str, *, project_ids: Sequence[str] | None = None,
-                   ) -> tuple[list[int], list[str], Matrix]:
-    """Every current record's vector for ``model``: (pks, types, matrix with one row each)."""
-    where = "e.model = ? AND r.superseded_at IS NULL"
+                   include_superseded: bool = False) -> tuple[list[int], list[str], Matrix]:
+    """Every current record's vector for ``model`` (superseded ones too with
+    ``include_superseded``; never archived ones): (pks, types, matrix with one row each)."""
+    where = "e.model = ?" + ("" if include_superseded else " AND r.superseded_at IS NULL")
     params: list[object] = [model]
     if project_ids is not None:
         where += f" AND r.project_id IN ({','.join('?' * len(project_ids))})"
@@ -353,7 +354,8 @@ def current_matrix(db: Store, model: str, *, project_ids: Sequence[str] | None =
     return [row[0] for row in rows], [row[1] for row in rows], _blob_matrix(rows, dim)
 
 
-def _unit(query_vec: Any) -> Vector | None:
+def unit(query_vec: Any) -> Vector | None:
+    """``query_vec`` as a float32 unit vector (``None`` when it has no direction)."""
     import numpy as np
 
     vector = np.asarray(query_vec, dtype=np.float32).reshape(-1)
@@ -376,77 +378,102 @@ def _exact_scores(matrix: Matrix, query: Vector) -> Any:
     return np.round(scores, SCORE_DECIMALS)
 
 
-def _best(pks: Sequence[int], scores: Any, norms: Any, limit: int) -> list[tuple[int, float]]:
+def exact_best(pks: Sequence[int], matrix: Matrix, query: Vector,
+               limit: int) -> list[tuple[int, float]]:
+    """The ``limit`` best of ``pks`` (one stored row of ``matrix`` each) for the unit ``query``,
+    scored by the one rule every vector search shares: ``(pk, cosine)`` best first, cosines
+    rounded to 6 places, ties to the lower pk, rows without direction left out."""
+    import numpy as np
+
+    norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
+    scores = _exact_scores(matrix, query)
     ranked = sorted((-float(score), pk) for pk, score, norm in zip(pks, scores, norms, strict=True)
                     if norm >= _ZERO_NORM)
     return [(pk, -neg) for neg, pk in ranked[:limit]]
 
 
 def nearest(db: Store, query_vec: Any, *, project_ids: Sequence[str] | None, limit: int,
-            model: str) -> list[tuple[int, float]]:
-    """The current records most similar to ``query_vec``: ``(record pk, cosine)``, best first.
+            model: str, types: Sequence[str] = (),
+            include_superseded: bool = False) -> list[tuple[int, float]]:
+    """The records most similar to ``query_vec``: ``(record pk, cosine)``, best first.
 
     ``query_vec`` is one vector from the same ``model`` (normalized here). ``project_ids``
     restricts the search (``None``: every project; pass ``"global"`` explicitly to include the
-    developer profile). Only current records (not superseded, not archived, not forgotten) with an
-    embedding from ``model`` are returned, at most ``limit``; cosines are rounded to 6 places and
-    ties go to the lower pk. vec0 and the numpy fallback return identical lists.
+    developer profile), ``types`` (when given) the record types. Only current records (not
+    superseded unless ``include_superseded``; never archived or forgotten) with an embedding from
+    ``model`` are returned, at most ``limit``; cosines are rounded to 6 places and ties go to the
+    lower pk. vec0 and the numpy fallback return identical lists.
     """
     if limit <= 0:
         return []
-    query = _unit(query_vec)
+    query = unit(query_vec)
     if query is None:
         return []
     projects = None if project_ids is None else list(dict.fromkeys(project_ids))
     if projects == []:
         return []
+    wanted = _Wanted(projects, tuple(dict.fromkeys(types)), include_superseded)
     if _load_vec0(db) is None:
         try:
-            found = _nearest_vec0(db, query, projects, limit, model)
+            found = _nearest_vec0(db, query, wanted, limit, model)
         except sqlite3.OperationalError as exc:
             log.warning("vec0 search failed (%s); using the exact numpy scan", exc)
             found = None
         if found is not None:
             return found
-    return _nearest_numpy(db, query, projects, limit, model)
+    return _nearest_numpy(db, query, wanted, limit, model)
 
 
-def _nearest_numpy(db: Store, query: Vector, projects: list[str] | None, limit: int,
+class _Wanted(NamedTuple):
+    """Which records a vector search may return."""
+
+    projects: list[str] | None
+    types: tuple[str, ...]
+    history: bool  # superseded records too
+
+
+def _nearest_numpy(db: Store, query: Vector, wanted: _Wanted, limit: int,
                    model: str) -> list[tuple[int, float]]:
     import numpy as np
 
     state = _state(db)
-    key = (model, int(query.shape[0]), tuple(projects) if projects is not None else None,
+    key = (model, int(query.shape[0]),
+           tuple(wanted.projects) if wanted.projects is not None else None, wanted.history,
            db.change_counter(), db.meta_get(META_VERSION))
     if state.cache_key == key and state.cache is not None:
-        pks, matrix = state.cache
+        pks, types, matrix = state.cache
     else:
-        pks, _types, matrix = current_matrix(db, model, project_ids=projects)
-        state.cache_key, state.cache = key, (pks, matrix)
+        pks, types, matrix = current_matrix(db, model, project_ids=wanted.projects,
+                                            include_superseded=wanted.history)
+        state.cache_key, state.cache = key, (pks, types, matrix)
     if not pks or matrix.shape[1] != query.shape[0]:
         return []
-    norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
-    return _best(pks, _exact_scores(matrix, query), norms, limit)
+    if wanted.types:
+        keep = [i for i, type_ in enumerate(types) if type_ in wanted.types]
+        pks, matrix = [pks[i] for i in keep], matrix[np.array(keep, dtype=np.int64)]
+        if not pks:
+            return []
+    return exact_best(pks, matrix, query, limit)
 
 
-def _nearest_vec0(db: Store, query: Vector, projects: list[str] | None, limit: int,
+def _nearest_vec0(db: Store, query: Vector, wanted: _Wanted, limit: int,
                   model: str) -> list[tuple[int, float]] | None:
     """KNN through records_vec, re-scored exactly; ``None`` when only the full scan can answer."""
     import numpy as np
 
     if not sync_index(db, model, dim=int(query.shape[0])):
         return None
-    where = "embedding MATCH ? AND k = ? AND current = 1"
+    where = "embedding MATCH ? AND k = ?" + ("" if wanted.history else " AND current = 1")
     params: list[object] = []
-    if projects is not None:
-        where += f" AND project_id IN ({','.join('?' * len(projects))})"
-        params.extend(projects)
+    if wanted.projects is not None:
+        where += f" AND project_id IN ({','.join('?' * len(wanted.projects))})"
+        params.extend(wanted.projects)
     k = min(KNN_MAX_K, limit + KNN_MARGIN)
     while True:
         rows = db.rows(f"SELECT record_pk FROM {INDEX_TABLE} WHERE {where} ORDER BY distance",
                        [query, k, *params])
         candidates = [row[0] for row in rows]
-        checked = _current_vectors(db, candidates, model, projects)
+        checked = _checked_vectors(db, candidates, model, wanted)
         if len(rows) < k or len(checked) >= limit + KNN_MARGIN:
             break  # every indexed match was seen, or enough of them survived the check
         if k >= KNN_MAX_K:
@@ -455,22 +482,25 @@ def _nearest_vec0(db: Store, query: Vector, projects: list[str] | None, limit: i
     if not checked:
         return []
     pks = list(checked)
-    matrix = np.stack([checked[pk] for pk in pks])
-    norms = np.linalg.norm(matrix.astype(np.float64), axis=1)
-    return _best(pks, _exact_scores(matrix, query), norms, limit)
+    return exact_best(pks, np.stack([checked[pk] for pk in pks]), query, limit)
 
 
-def _current_vectors(db: Store, pks: Sequence[int], model: str,
-                     projects: Sequence[str] | None) -> dict[int, Vector]:
-    """The stored vectors of those ``pks`` that really are current and in ``projects``."""
+def _checked_vectors(db: Store, pks: Sequence[int], model: str,
+                     wanted: _Wanted) -> dict[int, Vector]:
+    """The stored vectors of those ``pks`` that really are wanted (current unless history, in
+    the projects, of the types)."""
     if not pks:
         return {}
-    where = (f"e.record_pk IN ({','.join('?' * len(pks))}) AND e.model = ? "
-             "AND r.superseded_at IS NULL")
+    where = f"e.record_pk IN ({','.join('?' * len(pks))}) AND e.model = ?"
     params: list[object] = [*pks, model]
-    if projects is not None:
-        where += f" AND r.project_id IN ({','.join('?' * len(projects))})"
-        params.extend(projects)
+    if not wanted.history:
+        where += " AND r.superseded_at IS NULL"
+    if wanted.projects is not None:
+        where += f" AND r.project_id IN ({','.join('?' * len(wanted.projects))})"
+        params.extend(wanted.projects)
+    if wanted.types:
+        where += f" AND r.type IN ({','.join('?' * len(wanted.types))})"
+        params.extend(wanted.types)
     rows = db.rows("SELECT e.record_pk, e.dim, e.vector FROM embeddings e JOIN records r "
                    f"ON r.pk = e.record_pk WHERE {where}", params)
     return {row[0]: _blob_matrix([row], row[1])[0] for row in rows}

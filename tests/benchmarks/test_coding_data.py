@@ -12,6 +12,7 @@ import pytest
 from agentctx.benchmarks import coding_data as data
 from agentctx.store import Store, graph, records
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
+from agentctx.store.selection import Selection
 
 # The prompt files written after the split, one per round of tuning.
 LATER_TUNING_FILES = [data.TUNING_2_PATH, data.TUNING_3_PATH, data.TUNING_4_PATH,
@@ -152,7 +153,8 @@ class TestBuild:
         built = data.build(store, history, tmp_path, now=self.NOW)
         assert built.records == len(main_records(history))
         assert built.project_name == "ledgerline"
-        current = records.list_records(store, project_id=built.project_id, include_global=True)
+        current = records.list_records(store,
+                                       Selection(project_id=built.project_id, include_global=True))
         assert len(current) == built.records - len(built.superseded)
 
         chain = records.history(store, built.ids["tests-xdist"])
@@ -174,9 +176,9 @@ class TestBuild:
                                                 history: data.History) -> None:
         built = data.build(store, history, tmp_path, now=self.NOW)
         moments = sorted(datetime.fromisoformat(r.valid_from.replace("Z", "+00:00"))
-                         for r in records.list_records(store, project_id=built.project_id,
-                                                       include_global=True,
-                                                       include_superseded=True))
+                         for r in records.list_records(store,
+                                                       Selection(project_id=built.project_id,
+                                                                 include_global=True, state="all")))
         assert (self.NOW - moments[0]).days == history.span_days + data.ANCHOR_DAYS - 1
         assert 1 <= (self.NOW - moments[-1]).total_seconds() / 86400 <= 2
         assert history.span_days == 262

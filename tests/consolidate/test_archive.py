@@ -11,6 +11,7 @@ from agentctx.store import Store, vectors
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.models import Draft, Project
+from agentctx.store.selection import Selection
 from tests.consolidate.conftest import add
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -25,7 +26,7 @@ def _chain(db: Store, project: Project, start_days_ago: int, step_days: int, len
         successor = rec.supersede(db, ids[-1], Draft(
             type="", title=f"{topic} v{n}", body="sqlite database",
             valid_from=to_iso(NOW - timedelta(days=start_days_ago - step_days * (n - 1)))),
-            f"revision {n}")
+            f"revision {n}", actor="cli")
         ids.append(successor.id)
     return ids
 
@@ -55,8 +56,10 @@ def test_long_superseded_records_move_to_the_archive(store: Store, project: Proj
     assert row[2] and row[3] == 1
     # The full-text index and the vectors no longer hold archived rows.
     store.execute("INSERT INTO records_fts(records_fts) VALUES ('integrity-check')")
-    hits = srch.search(store, srch.Query(text="storage engine", project_id=project.id,
-                                         include_superseded=True))
+    hits = srch.search(store,
+                       srch.Query("storage engine",
+                                  Selection(project_id=project.id, include_global=True,
+                                            state="all")))
     assert old_chain[0] not in [h.record.id for h in hits]
     assert vectors.vectors_for(store, archived_pks, tiny.name) == {}
     assert store.scalar("SELECT count(*) FROM embeddings") == 2  # the two current records
@@ -69,7 +72,8 @@ def test_archived_predecessor_comes_back_and_is_embedded_again(
     chain = _chain(store, project, 400, 200, 2, "Storage engine")
     consolidate(store, model=tiny, now=NOW)
     assert rec.get(store, chain[0]).archived
-    rec.forget(store, chain[1])  # the current record was a mistake: its predecessor holds again
+    rec.forget(store, chain[1],
+               actor="cli")  # the current record was a mistake: its predecessor holds again
     restored = rec.get(store, chain[0])
     assert restored.current and not restored.archived and restored.pending_embedding
     consolidate(store, model=tiny, now=NOW)

@@ -36,7 +36,7 @@ def _fill(db: Store, project_id: str) -> None:
                                       valid_from=to_iso(old)), project_id=project_id)
             rec.supersede(db, first.id, Draft(type="", title=f"Newer choice {i}",
                                               valid_from=to_iso(old + timedelta(days=10))),
-                          "changed our mind")
+                          "changed our mind", actor="cli")
 
 
 def _start(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Popen[str]:

@@ -13,6 +13,7 @@ from agentctx.ml.embedder import EmbeddingModel, forget_loaded
 from agentctx.store import Store, digests, sessions, vectors
 from agentctx.store import records as rec
 from agentctx.store.models import Draft, Project
+from agentctx.store.selection import Selection
 from tests.consolidate.conftest import add
 from tests.support import tiny_model
 
@@ -54,7 +55,7 @@ def test_changing_the_model_re_embeds_everything(store: Store, project: Project,
     ids = _project_records(store, project)
     consolidate(store, model=tiny)
     rec.supersede(store, ids["deploy"], Draft(type="", title="Docker release to production"),
-                  "no more staging")
+                  "no more staging", actor="cli")
     other = tiny_model.build(tmp_path / "other-tiny")
     monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(other))
     forget_loaded()
@@ -137,7 +138,7 @@ def test_consolidation_scans_claude_md_for_drift_and_the_digest_says_so(
     assert report.drift_scanned == 1 and report.drift_flagged == 4
     assert "CLAUDE.md drift: 4 records flagged in 1 projects" in lines
     assert list(report.seconds)[:-1] == [s for s in run_module.STEPS if s in report.seconds]
-    flagged = {r.id for r in rec.list_records(store, project_id=project.id)
+    flagged = {r.id for r in rec.list_records(store, Selection(project_id=project.id))
                if r.claudemd_drift_score > 0.5}
     assert flagged == {ids[t] for t in ("cache", "auth", "frontend", "deploy")}
     stored = digests.load_fresh(store, project.id)

@@ -13,6 +13,7 @@ from agentctx.store import Store, upkeep
 from agentctx.store import records as rec
 from agentctx.store.models import Project
 from agentctx.store.scoring import ACCESS_FLOOR, low_since, score_factors
+from agentctx.store.selection import Selection
 from tests.consolidate.conftest import add
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -85,7 +86,7 @@ def test_consolidation_scores_and_lists_long_low_records(store: Store, project: 
                  valid_from=to_iso(T0 - timedelta(days=5)))
     report = consolidate(store, embeddings=False, now=T0)
     assert report.scored == 5 and report.model is None
-    scored = {r.id: r for r in rec.list_records(store, project_id=project.id)}
+    scored = {r.id: r for r in rec.list_records(store, Selection(project_id=project.id))}
     assert scored[stale.id].score < 0.1 < scored[recent.id].score
     assert scored[decision.id].score == pytest.approx(0.85)
     listed = upkeep.prune_candidates(store, project.id, after_days=60, now=T0)
@@ -121,7 +122,7 @@ def test_each_worktrees_latest_handover_never_decays(store: Store, project: Proj
                   key="worktree:/work/feature")
     bug = add(store, project, "bugfix", "Fixed the importer", valid_from=long_ago)
     consolidate(store, embeddings=False, now=T0)
-    scored = {r.id: r.score for r in rec.list_records(store, project_id=project.id)}
+    scored = {r.id: r.score for r in rec.list_records(store, Selection(project_id=project.id))}
     assert scored[main_new.id] == scored[feature.id] == pytest.approx(0.7 * 0.85)
     assert scored[main_old.id] < 0.01 and scored[bug.id] < 0.2
     listed = [c.id for c in upkeep.prune_candidates(store, project.id, after_days=60, now=T0)]

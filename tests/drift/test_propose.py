@@ -141,7 +141,7 @@ def test_an_existing_marked_section_is_updated_in_place(store: Store, tmp_path: 
     old = decision(store, project, "Cache with memcached", "one memcached per region")
     new = records.supersede(store, old.id, Draft(type="", title="Cache with Redis 7",
                                                  body="ElastiCache, one cluster per region",
-                                                 confidence="explicit"), "streams")
+                                                 confidence="explicit"), "streams", actor="cli")
     missing = decision(store, project, "Public ids are UUIDv7 strings")
     teammate = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
     text = ("# App 🚀\n\nIntro.\n\n"
@@ -205,7 +205,8 @@ def test_claude_local_md_is_never_edited(store: Store, tmp_path: Path) -> None:
                                   "CLAUDE.local.md": "# Mine\n\n- I run the suite with nose.\n"})
     old = decision(store, project, "Run the suite with nose", "nosetests")
     new = records.supersede(store, old.id, Draft(type="", title="Run the suite with pytest",
-                                                 confidence="explicit"), "nose is dead")
+                                                 confidence="explicit"), "nose is dead",
+                            actor="cli")
     found = drift.proposal(store, project, root)
     [candidate] = found.candidates
     assert (candidate.candidate.kind, candidate.file) == ("contradicted", "CLAUDE.local.md")
@@ -228,7 +229,7 @@ def test_table_rows_are_struck_cell_by_cell_and_crlf_is_kept(store: Store,
     old = decision(store, project, "Queue: Celery workers on Redis")
     new = records.supersede(store, old.id, Draft(type="", title="Queue: Dramatiq actors",
                                                  body="Dramatiq | Redis broker",
-                                                 confidence="explicit"), "lighter")
+                                                 confidence="explicit"), "lighter", actor="cli")
     found = drift.proposal(store, project, root)
     after = found.changes[0].after
     assert (f"| ~~Queue~~ | ~~Celery workers on Redis~~ → {id_comment(new.id)} Queue: Dramatiq "

@@ -15,6 +15,7 @@ from agentctx.store import drift_state as store_drift
 from agentctx.store import projects as proj
 from agentctx.store.errors import InvalidRecord, NotFound
 from agentctx.store.models import Draft, Project
+from agentctx.store.selection import Selection
 from tests.drift.conftest import Loaded
 from tests.support.tiny_model import TinyModel
 
@@ -57,8 +58,9 @@ def test_scores_are_stored_and_the_digest_goes_stale(orders: Loaded) -> None:
     drift.scan_project(db, orders.project, orders.root)
     assert digests.load_fresh(db, orders.project.id) is None
     assert db.change_counter() == before  # scores are not a "meaningful" change
-    flagged = {r.id for r in records.list_records(db, project_id=orders.project.id,
-                                                  types=("decision", "convention"))
+    flagged = {r.id for r in records.list_records(db,
+                                                  Selection(project_id=orders.project.id,
+                                                            types=("decision", "convention")))
                if r.claudemd_drift_score > store_drift.FLAGGED}
     assert flagged == {orders.ids[i] for i in ("ids-uuid", "auth-jwt", "pr-size",
                                                "tests-pytest", "queue-dramatiq")}
@@ -69,15 +71,15 @@ def test_scores_are_stored_and_the_digest_goes_stale(orders: Loaded) -> None:
 
 def test_record_false_stores_nothing(orders: Loaded) -> None:
     drift.scan_project(orders.db, orders.project, orders.root, record=False)
-    assert all(r.claudemd_drift_score == 0 for r in records.list_records(
-        orders.db, project_id=orders.project.id, include_superseded=True))
+    everything = Selection(project_id=orders.project.id, state="all")
+    assert all(r.claudemd_drift_score == 0 for r in records.list_records(orders.db, everything))
 
 
 def test_dismissed_records_are_not_flagged_until_undismissed(orders: Loaded) -> None:
     db, project = orders.db, orders.project
-    record, changed = drift.dismiss(db, project, orders.ids["auth-jwt"][:12])
+    record, changed = drift.dismiss(db, project, orders.ids["auth-jwt"][:12], actor="cli")
     assert changed and record.id == orders.ids["auth-jwt"]
-    assert drift.dismiss(db, project, record.id) == (record, False)
+    assert drift.dismiss(db, project, record.id, actor="cli") == (record, False)
     scan = drift.scan_project(db, project, orders.root)
     assert "auth-jwt" not in classes(orders, scan) and scan.scores[record.id] == 0.0
     drift.undismiss(db, project, record.id)
@@ -89,11 +91,11 @@ def test_dismissing_a_record_of_another_project_or_type_is_refused(orders: Loade
     db = orders.db
     other = proj.resolve(db, str(tmp_path)).project
     with pytest.raises(InvalidRecord, match="another project"):
-        drift.dismiss(db, other, orders.ids["auth-jwt"])
+        drift.dismiss(db, other, orders.ids["auth-jwt"], actor="cli")
     with pytest.raises(InvalidRecord, match="bugfix"):
-        drift.dismiss(db, orders.project, orders.ids["bug-vat-rounding"])
+        drift.dismiss(db, orders.project, orders.ids["bug-vat-rounding"], actor="cli")
     with pytest.raises(NotFound):
-        drift.dismiss(db, orders.project, "01ZZZZZZZZZZ")
+        drift.dismiss(db, orders.project, "01ZZZZZZZZZZ", actor="cli")
 
 
 # ----------------------------------------------------------------------------- small cases
@@ -116,7 +118,7 @@ def test_a_negated_old_version_is_not_stated(store: Store, tmp_path: Path) -> No
     old = add(store, project, "Run the tests with nose", "nosetests -v")
     new = records.supersede(store, old, Draft(type="", title="Run the tests with pytest",
                                               body="pytest -q", confidence="explicit"),
-                            "nose is unmaintained").id
+                            "nose is unmaintained", actor="cli").id
     scan = drift.scan_project(store, project, tmp_path / "p")
     assert [(c.id, c.kind) for c in scan.candidates] == [(new, "missing")]
 
@@ -127,7 +129,7 @@ def test_the_old_version_beside_the_new_one_is_stale(store: Store, tmp_path: Pat
                            "## History\n\nThe database is Postgres 15 on RDS.\n")
     old = add(store, project, "Postgres 15 on RDS")
     new = records.supersede(store, old, Draft(type="", title="Postgres 16 in every environment",
-                                              confidence="explicit"), "upgrade").id
+                                              confidence="explicit"), "upgrade", actor="cli").id
     scan = drift.scan_project(store, project, tmp_path / "p")
     assert new in scan.present
     [stale] = scan.candidates

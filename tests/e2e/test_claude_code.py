@@ -15,6 +15,7 @@ import pytest
 from agentctx.install import entries
 from agentctx.store import Store, projects, records
 from agentctx.store.models import Draft, Record
+from agentctx.store.selection import Selection
 from tests.e2e.claude import LAUNCHER, ClaudeHarness
 from tests.e2e.script import ClaudeScript, injections, tool_results, tool_uses
 from tests.install.conftest import PYTHON, USER_SETTINGS, load, write
@@ -47,8 +48,8 @@ CLAUDE_JSON = """{
 def _current(project_dir: Path) -> dict[str, Record]:
     with Store.open() as db:
         project = projects.resolve(db, str(project_dir)).project
-        return {record.title: record for record in records.list_records(db,
-                                                                         project_id=project.id)}
+        return {record.title: record
+                for record in records.list_records(db, Selection(project_id=project.id))}
 
 
 def _short_id_of(record_id: str, text: str) -> bool:

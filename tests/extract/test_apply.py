@@ -13,6 +13,7 @@ from agentctx.extract.request import Extraction
 from agentctx.store import Store, graph, records, sessions
 from agentctx.store import projects as proj
 from agentctx.store.models import GLOBAL_PROJECT, Draft
+from agentctx.store.selection import Selection
 from tests.conftest import SHARED
 from tests.extract.builders import extraction
 
@@ -83,12 +84,12 @@ def test_the_same_content_twice_adds_nothing(store: Store, pid: str) -> None:
                         active_work={"current_task": "Migrating", "blockers": [],
                                      "next_steps": [], "open_questions": []})
     _run(store, result, _target(pid))
-    before = len(records.list_records(store, include_superseded=True))
+    before = len(records.list_records(store, Selection(state="all")))
     changes_before = store.change_counter()
     actions, applied = _run(store, result, _target(pid))
     assert applied.changes == 0
     assert {a.kind for a in actions} == {"duplicate"}
-    assert len(records.list_records(store, include_superseded=True)) == before
+    assert len(records.list_records(store, Selection(state="all"))) == before
     assert store.change_counter() == changes_before
     # case, punctuation and spacing do not make a new fact
     again = extraction(decisions=[_decision("use  gRPC for internal calls.")])
@@ -181,8 +182,9 @@ def test_global_preferences_reinforce_across_distinct_sessions(store: Store, pid
     assert [a.kind for a in third[0]] == ["reinforce"]
     now = records.get(store, record.id)
     assert (now.reinforce_count, now.confidence) == (2, "reinforced")
-    assert len(records.list_records(store, project_id=GLOBAL_PROJECT,
-                                    types=["preference"])) == 1
+    assert len(records.list_records(store,
+                                    Selection(project_id=GLOBAL_PROJECT,
+                                              types=("preference",)))) == 1
 
 
 def test_an_explicit_statement_reinforces_at_once(store: Store, pid: str) -> None:
@@ -201,8 +203,9 @@ def test_unrelated_or_merely_overlapping_preferences_stay_apart(store: Store, pi
                                      _preference("Use dataclasses")])
     actions, _applied = _run(store, result, _target(pid, "s2"))
     assert [a.kind for a in actions] == ["add", "add"]
-    assert len(records.list_records(store, project_id=GLOBAL_PROJECT,
-                                    types=["preference"])) == 3
+    assert len(records.list_records(store,
+                                    Selection(project_id=GLOBAL_PROJECT,
+                                              types=("preference",)))) == 3
 
 
 def test_embeddings_match_a_paraphrase_that_text_search_misses(
@@ -249,7 +252,8 @@ def test_a_cleared_preference_is_not_relearned_unless_stated_explicitly(
                                 _target(pid, session))
         assert [(a.kind, a.record_id) for a in actions] == [("skip", record.id)]
         assert applied.changes == 0
-    assert records.list_records(store, project_id=GLOBAL_PROJECT, types=["preference"]) == []
+    assert records.list_records(store,
+                                Selection(project_id=GLOBAL_PROJECT, types=("preference",))) == []
     # an unrelated inferred preference is still learned
     other = _run(store, extraction(preferences=[_preference("Use tabs for indentation")]),
                  _target(pid, "s4"))

@@ -16,6 +16,7 @@ import pytest
 from agentctx.core import config
 from agentctx.store import Store, ledger, records, sessions
 from agentctx.store import projects as proj
+from agentctx.store.selection import Selection
 from tests.extract.builders import TranscriptWriter, extraction
 from tests.support.messages_standin import MessagesStandIn, StandInRequest, json_reply
 
@@ -72,9 +73,9 @@ def test_the_process_extracts_through_anthropic_base_url(transcript: TranscriptW
     assert request.body["output_config"]["format"]["type"] == "json_schema"
     with Store.open() as db:
         pid = proj.resolve(db, str(project_dir)).project.id
-        assert {r.type for r in records.list_records(db, project_id=pid)} == {"decision",
+        assert {r.type for r in records.list_records(db, Selection(project_id=pid))} == {"decision",
                                                                               "handover"}
-        (preference,) = records.list_records(db, project_id="global")
+        (preference,) = records.list_records(db, Selection(project_id="global"))
         assert (preference.title, preference.confidence) == ("Write notes for every decision",
                                                              "explicit")
         totals = ledger.totals(db, session_id=transcript.session_id)
@@ -186,14 +187,16 @@ def test_backfill_extracts_oldest_first_with_real_dates(project_dir: Path,
         "older", "gone", "newer"]
     with Store.open() as db:
         pid = proj.resolve(db, str(project_dir)).project.id
-        decisions = {r.title: r for r in records.list_records(db, project_id=pid,
-                                                             types=["decision"])}
+        decisions = {r.title: r for r in records.list_records(db,
+                                                              Selection(project_id=pid,
+                                                                        types=("decision",)))}
         assert set(decisions) == {f"Decision of the {n} session"
                                   for n in ("older", "gone", "newer")}
         assert decisions["Decision of the older session"].valid_from.startswith("2026-01-03")
         assert decisions["Decision of the newer session"].valid_from.startswith("2026-01-20")
-        handovers = records.list_records(db, project_id=pid, types=["handover"],
-                                         include_superseded=True)
+        handovers = records.list_records(db,
+                                         Selection(project_id=pid, types=("handover",),
+                                                   state="all"))
         current = [h for h in handovers if h.current]
         assert len(handovers) == 3 and [h.title for h in current] == [
             "Handover: newer work", "Handover: gone work"]  # two worktrees, one each

@@ -24,6 +24,7 @@ import pytest
 
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 from tests.extract.builders import TranscriptWriter, conversation, extraction
 from tests.support.messages_standin import MessagesStandIn, Reply, StandInRequest, json_reply
 
@@ -63,7 +64,9 @@ class Session:
 
     def next_round(self, db_path: Path, pid: str) -> None:
         with Store.open(db_path) as db:
-            [current] = [r for r in records.list_records(db, project_id=pid, types=("decision",))
+            [current] = [r for r in records.list_records(db,
+                                                         Selection(project_id=pid,
+                                                                   types=("decision",)))
                          if r.title == _titles(self.round)[0]]
         self.superseded = current.id
         self.round += 1
@@ -78,8 +81,7 @@ def _applied(db_path: Path, pid: str, session: Session) -> bool:
     with Store.open(db_path) as db:
         assert db.scalar("PRAGMA integrity_check") == "ok"
         db.execute("INSERT INTO records_fts(records_fts, rank) VALUES ('integrity-check', 1)")
-        titles = [r.title for r in records.list_records(db, project_id=pid,
-                                                        include_superseded=True)]
+        titles = [r.title for r in records.list_records(db, Selection(project_id=pid, state="all"))]
         present = [t for t in _titles(session.round) if t in titles]
         assert all(titles.count(t) == 1 for t in present), titles
         applied = len(present) == len(_titles(session.round))

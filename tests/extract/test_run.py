@@ -16,6 +16,7 @@ from agentctx.extract.run import CAP_META_KEY, Request, run
 from agentctx.store import Store, ledger, records, sessions
 from agentctx.store import projects as proj
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 from tests.extract.builders import FakeAPI, TranscriptWriter, api_message, conversation, extraction
 
 SECRET = "ghp_" + "a1B2c3D4e5" * 4
@@ -74,7 +75,7 @@ def test_a_run_sends_the_redacted_slice_and_writes_records_and_ledger(
     assert SECRET not in json.dumps(body) and "[REDACTED:github-token]" in sent
     with _open() as db:
         pid = proj.resolve(db, str(project_dir)).project.id
-        titles = {r.type: r.title for r in records.list_records(db, project_id=pid)}
+        titles = {r.type: r.title for r in records.list_records(db, Selection(project_id=pid))}
         assert titles["decision"] == "Use gRPC instead of REST for the internal API"
         assert titles["handover"] == "Handover: Writing the proto files"
         session = _session(db, writer)
@@ -105,7 +106,7 @@ def test_only_new_content_is_sent_with_a_context_lead_in(
     assert "ALREADY PROCESSED (context only)" in context and "proto files" in context
     assert "gateway should translate" in new and "We decided" not in new
     with _open() as db:  # the same decision again is no duplicate
-        assert len(records.list_records(db, types=["decision"])) == 1
+        assert len(records.list_records(db, Selection(types=("decision",)))) == 1
 
 
 def test_small_deltas_wait_for_min_new_tokens(key: None, writer: TranscriptWriter) -> None:
@@ -129,7 +130,7 @@ def test_no_key_means_one_log_line_no_call_no_offset(
     assert len(lines) == 1 and "no ANTHROPIC_API_KEY" in lines[0]
     with _open() as db:
         assert sessions.extract_offset(db, writer.session_id) == 0
-        assert records.list_records(db) == []
+        assert records.list_records(db, Selection()) == []
 
 
 def test_llm_off_makes_no_call(key: None, writer: TranscriptWriter,
@@ -206,7 +207,7 @@ def test_records_go_to_the_project_the_hooks_saw(key: None, writer: TranscriptWr
     api = FakeAPI(lambda body: api_message(body, DECIDED))
     run(Request(writer.session_id, str(writer.path)), http_client=api.client())
     with _open() as db:
-        assert {r.project_id for r in records.list_records(db)} == {other}
+        assert {r.project_id for r in records.list_records(db, Selection())} == {other}
 
 
 def test_bugfix_stubs_and_active_records_are_listed_for_the_model(
@@ -295,7 +296,8 @@ def test_dry_run_calls_but_writes_nothing(key: None, writer: TranscriptWriter,
     with _open() as db:
         assert sessions.get(db, writer.session_id) is None
         assert ledger.totals(db).calls == 0
-        assert [r.title for r in records.list_records(db)] == ["Use REST for the internal API"]
+        titles = [r.title for r in records.list_records(db, Selection())]
+        assert titles == ["Use REST for the internal API"]
     assert db_file.read_bytes() == before
 
 

@@ -24,6 +24,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 
 from agentctx.store import Store, graph, projects, records, sessions
+from agentctx.store.selection import Selection
 from tests.hooks.conftest import at, payloads, read_log, run_hook
 from tests.support import tiny_model
 
@@ -155,15 +156,17 @@ def test_parallel_hooks_consolidation_and_mcp_writes_lose_nothing(
             assert len(tests) == rounds
             assert sorted(graph.files_touched(db, session_id)) == sorted(
                 f"src/w{w}_{n}.py" for n in range(rounds))
-            stubs = records.list_records(db, project_id=pid, types=("bugfix",),
-                                         session_id=session_id)
+            stubs = records.list_records(db,
+                                         Selection(project_id=pid, types=("bugfix",),
+                                                   session_id=session_id))
             assert sorted(r.title.split(" failed")[0] for r in stubs) == sorted(
                 f"tool-w{w}-r{n}" for n in range(rounds))
             starts = [r for r in sessions.receipts(db, session_id) if r.event == "SessionStart"]
             assert len(starts) == rounds
         # Every compaction left a handover; they form one chain with one current record.
-        handovers = records.list_records(db, project_id=pid, types=("handover",),
-                                         include_superseded=True)
+        handovers = records.list_records(db,
+                                         Selection(project_id=pid, types=("handover",),
+                                                   state="all"))
         assert len(handovers) == workers * rounds
         assert sum(1 for h in handovers if h.current) == 1
         # Every MCP write is there, and every supersession is whole.

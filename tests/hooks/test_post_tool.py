@@ -16,6 +16,7 @@ from agentctx.hooks.post_tool import (
 )
 from agentctx.store import Store, graph, projects, records, sessions
 from agentctx.store.models import Record
+from agentctx.store.selection import Selection
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 
 
@@ -46,7 +47,7 @@ def _meta(key: str) -> list[Any]:
 
 def _bugfixes() -> list[Record]:
     with Store.open() as db:
-        return records.list_records(db, types=("bugfix",))
+        return records.list_records(db, Selection(types=("bugfix",)))
 
 
 def test_real_write_payload_links_the_file_to_the_session(app: Path) -> None:

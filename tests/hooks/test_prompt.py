@@ -8,6 +8,7 @@ import pytest
 
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 
 # The 2.1.328 prompts are short and mix instructions with topic words; lower confidences than the
@@ -217,7 +218,9 @@ def test_a_record_longer_by_its_redaction_markers_is_injected_within_budget(
                                        body=body), project_id="p")
         assert len(stored.body) > config.BODY_MAX_CHARS
         knobs = judgement.settings(Config({}, {}))
-        chosen = search.search(db, search.Query("reporting replica", project_id="p"))
+        chosen = search.search(db,
+                               search.Query("reporting replica",
+                                            Selection(project_id="p", include_global=True)))
         text, shown, _pointers = judgement.compose(chosen, "app", knobs)
     assert [h.record.id for h in shown] == [stored.id]
     assert len(text) <= config.INJECTION_MAX_CHARS

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from agentctx.store import Store, records
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 
 WORDS = ["grpc", "rest", "billing", "service", "retry", "webhook", "cache", "login", "queue",
          "redis", "schema", "migration", "token", "deploy", "pytest", "flaky", "timeout"]
@@ -45,12 +46,15 @@ def test_threshold_keeps_exactly_the_same_hits(template: Path, texts: list[tuple
                 for title, body in texts:
                     records.add(db, Draft(type="decision", title=title, body=body),
                                 project_id="p1")
-            plain = search(db, Query(text=prompt, project_id="p1", limit=3, backend="fts"))
+            plain = search(db,
+                           Query(prompt, Selection(project_id="p1", include_global=True), limit=3,
+                                 backend="fts"))
             # Thresholds right at the hits' relevances exercise the bound's edge.
             threshold = data.draw(st.sampled_from(
                 [h.relevance for h in plain] + [0.05, 0.3333, 0.5, 1.0]))
-            bounded = search(db, Query(text=prompt, project_id="p1", limit=3, backend="fts",
-                                       min_relevance=threshold))
+            bounded = search(db,
+                             Query(prompt, Selection(project_id="p1", include_global=True), limit=3,
+                                   backend="fts", min_relevance=threshold))
     kept = [h for h in plain if h.relevance >= threshold]
     assert [h for h in bounded if h.relevance >= threshold] == kept
 
@@ -62,6 +66,8 @@ def test_unreachable_threshold_skips_the_search(template: Path, tmp_path: Path) 
         records.add(db, Draft(type="decision", title="Use gRPC for the billing service"),
                     project_id="p1")
         words = "grpc tomato cucumber lettuce"  # one known term of four
-        assert search(db, Query(text=words, project_id="p1", backend="fts"))
-        assert search(db, Query(text=words, project_id="p1", backend="fts",
-                                min_relevance=0.5)) == []
+        assert search(db,
+                      Query(words, Selection(project_id="p1", include_global=True), backend="fts"))
+        assert search(db,
+                      Query(words, Selection(project_id="p1", include_global=True), backend="fts",
+                            min_relevance=0.5)) == []

@@ -9,6 +9,7 @@ from pathlib import Path
 from agentctx.core import background
 from agentctx.hooks.session_end import finish_args
 from agentctx.store import Store, projects, records, sessions
+from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 from tests.support.messages_standin import Reply, StandInRequest
@@ -159,7 +160,9 @@ def test_the_extraction_child_never_imports_the_projects_files(app: Path, tmp_pa
     assert "extracted: 1 new decision" in log, log
     with Store.open() as db:
         pid = projects.resolve(db, str(app)).project.id
-        titles = [r.title for r in records.list_records(db, project_id=pid, types=("decision",))]
+        titles = [r.title for r in records.list_records(db,
+                                                        Selection(project_id=pid,
+                                                                  types=("decision",)))]
     assert titles == ["Use gRPC for the internal API"]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 
@@ -65,15 +66,17 @@ def test_cwd_changed_refreshes_the_new_folders_profile(app: Path, tmp_path: Path
     assert run_hook("cwd-changed", payload).stdout == ""
     with Store.open() as db:
         project = projects.resolve(db, str(other)).project
-        titles = {r.key: r.title for r in records.list_records(db, project_id=project.id,
-                                                               types=("profile",))}
+        titles = {r.key: r.title for r in records.list_records(db,
+                                                               Selection(project_id=project.id,
+                                                                         types=("profile",)))}
     assert titles["name"] == "Project name: other-web"
     assert titles["command.test"] == "Test command: npm test"
     # A second change to the same folder leaves unchanged values alone.
     run_hook("cwd-changed", payload)
     with Store.open() as db:
-        assert len(records.list_records(db, project_id=project.id, types=("profile",),
-                                        include_superseded=True)) == len(titles)
+        assert len(records.list_records(db,
+                                        Selection(project_id=project.id, types=("profile",),
+                                                  state="all"))) == len(titles)
 
 
 def test_pause_and_resume_from_the_cli(app: Path) -> None:

@@ -14,6 +14,7 @@ from pydantic import FileUrl
 
 from agentctx.store import Store, graph, projects, records
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 from tests.support.tiny_model import TinyModel, embed_all
 
 pytestmark = pytest.mark.anyio
@@ -107,9 +108,10 @@ async def test_roots_from_the_client_win_over_the_environment(isolated_home: Pat
         failed, text = await text_of(session, "ctx_project")
         assert not failed and "other repo" in text
     with Store.open(isolated_home / "agentctx.db") as db:
-        in_other = records.list_records(db, project_id=projects.resolve(db, str(other)).project.id,
-                                        types=("convention",))
-        in_app = records.list_records(db, project_id=projects.resolve(db, str(app_dir)).project.id)
+        other_id = projects.resolve(db, str(other)).project.id
+        app_id = projects.resolve(db, str(app_dir)).project.id
+        in_other = records.list_records(db, Selection(project_id=other_id, types=("convention",)))
+        in_app = records.list_records(db, Selection(project_id=app_id))
     assert [r.title for r in in_other] == ["Rooted here"] and in_app == []
 
 

@@ -26,7 +26,7 @@ def main() -> None:
                             project_id=project.id)
         records.supersede(db, first.id, Draft(type="", title="Use gRPC for the internal API",
                                               body="protobuf", valid_from="2026-03-01"),
-                          "REST was too slow")
+                          "REST was too slow", actor="cli")
         pref = records.add(db, Draft(type="preference", title="Prefers pytest fixtures",
                                      scope="global", confidence="reinforced"), project_id="x")
         node = graph.ensure_node(db, project.id, "file", "src/api.py")

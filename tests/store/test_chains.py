@@ -15,7 +15,8 @@ def add(db: Store, title: str, when: str, type_: str = "decision", project: str 
 
 
 def replace(db: Store, old: Record, title: str, when: str, why: str) -> Record:
-    return records.supersede(db, old.id, Draft(type="", title=title, valid_from=when), why)
+    return records.supersede(db, old.id, Draft(type="", title=title, valid_from=when), why,
+                             actor="cli")
 
 
 def test_a_projects_chains_with_versions_rationales_and_the_archive(store: Store) -> None:
@@ -64,8 +65,8 @@ def test_a_record_that_superseded_two_joins_both_chains(store: Store) -> None:
     a = add(store, "Lint with flake8", "2025-01-01", "convention")
     b = add(store, "Format with black", "2025-01-02", "convention")
     ruff = add(store, "Lint and format with ruff", "2025-05-01", "convention")
-    records.supersede(store, a.id, ruff.id, "ruff does both")
-    records.supersede(store, b.id, ruff.id, "ruff does both")
+    records.supersede(store, a.id, ruff.id, "ruff does both", actor="cli")
+    records.supersede(store, b.id, ruff.id, "ruff does both", actor="cli")
     [merged] = chains.chains(store, P)
     assert [v.record.id for v in merged.versions] == [a.id, b.id, ruff.id]
     assert chains.chain_of(store, b.id) == merged

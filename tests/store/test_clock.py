@@ -14,6 +14,7 @@ from agentctx.ops.doctor import check_clock
 from agentctx.store import Store, records
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 
 
 def test_agentctx_now_fixes_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -39,9 +40,10 @@ def test_records_and_recency_follow_the_fixed_clock(store: Store,
     made = records.add(store, Draft(type="handover", title="Left the importer half done"),
                        project_id="p")
     assert made.valid_from == "2026-01-10T00:00:00.000Z" == made.recorded_at
-    fresh = search(store, Query(text="importer", project_id="p"))[0].rank
+    fresh = search(store, Query("importer", Selection(project_id="p", include_global=True)))[0].rank
     monkeypatch.setenv(NOW_ENV, "2026-03-10T00:00:00Z")  # two months later: handovers fade
-    assert search(store, Query(text="importer", project_id="p"))[0].rank < fresh
+    assert search(store,
+                  Query("importer", Selection(project_id="p", include_global=True)))[0].rank < fresh
 
 
 def test_config_lists_the_knob_and_refuses_to_store_it(

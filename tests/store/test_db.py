@@ -13,6 +13,7 @@ import pytest
 from agentctx.store import SCHEMA_VERSION, Store, StoreTooNew, records, search, sessions
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 
 FIXTURE_V1 = Path(__file__).parent / "fixtures" / "store_v1.db"
 
@@ -64,7 +65,7 @@ def test_the_first_version_store_upgrades_and_keeps_its_data(tmp_path: Path) -> 
     db = Store.open(path)
     try:
         assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
-        hits = search.search(db, search.Query(text="grpc internal api", include_superseded=True))
+        hits = search.search(db, search.Query("grpc internal api", Selection(state="all")))
         titles = [h.record.title for h in hits]
         assert titles[0] == "Use gRPC for the internal API"
         assert "Use REST for the internal API" in titles
@@ -113,16 +114,15 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
         check_indexes(db)
         assert db.scalar("SELECT count(*) FROM records_archive_fts "
                          "WHERE records_archive_fts MATCH 'rest'") == 1
-        [then] = search.search(db, search.Query(text="REST internal API",
-                                                as_of="2026-02-01"))
+        [then] = search.search(db, search.Query("REST internal API", Selection(as_of="2026-02-01")))
         assert then.record.title == "Use REST for the internal API" and then.record.archived
         assert {"rest", "internal", "api"} <= set(then.matched)
-        now = search.search(db, search.Query(text="REST internal API", include_superseded=True))
+        now = search.search(db, search.Query("REST internal API", Selection(state="all")))
         assert [h.record.title for h in now] == ["Use gRPC for the internal API"]
         # The triggers keep the upgraded index current: forgetting the archived record clears it.
-        records.forget(db, then.record.id)
+        records.forget(db, then.record.id, actor="cli")
         check_indexes(db)
-        assert search.search(db, search.Query(text="REST", as_of="2026-02-01")) == []
+        assert search.search(db, search.Query("REST", Selection(as_of="2026-02-01"))) == []
     finally:
         db.close()
 

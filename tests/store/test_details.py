@@ -15,7 +15,7 @@ def test_detail_carries_chain_links_entities_and_edits(store: Store) -> None:
                                     session_id="s-1"), project_id=P)
     grpc = records.supersede(store, rest.id, Draft(type="", title="Use gRPC",
                                                    valid_from="2026-03-01"),
-                             "REST was too slow")
+                             "REST was too slow", actor="cli")
     api = graph.ensure_node(store, P, "file", "src/api.py")
     graph.link_record(store, grpc.id, api)
     graph.link_record(store, grpc.id, graph.ensure_node(store, P, "module", "src/proto"),
@@ -42,13 +42,14 @@ def test_detail_carries_chain_links_entities_and_edits(store: Store) -> None:
 
 def test_a_retired_record_says_why_and_an_archived_one_is_flagged(store: Store) -> None:
     flaky = records.add(store, Draft(type="bugfix", title="Flaky login test"), project_id=P)
-    upkeep.retire(store, flaky.id, "the test was deleted")
+    upkeep.retire(store, flaky.id, "the test was deleted", actor="cli")
     retired = details.detail(store, flaky.id)
     assert retired.retired_because == "the test was deleted" and retired.superseded_by is None
 
     first = records.add(store, Draft(type="decision", title="Deploy by hand",
                                      valid_from="2025-01-01"), project_id=P)
-    records.supersede(store, first.id, Draft(type="", title="Deploy from CI"), "it broke")
+    records.supersede(store, first.id, Draft(type="", title="Deploy from CI"), "it broke",
+                      actor="cli")
     upkeep.archive(store, [first.pk])
     archived = details.detail(store, first.id)
     assert archived.record.archived and archived.superseded_by is not None
@@ -58,8 +59,10 @@ def test_a_retired_record_says_why_and_an_archived_one_is_flagged(store: Store) 
 def test_a_forgotten_neighbour_keeps_its_id_without_a_title(store: Store) -> None:
     a = records.add(store, Draft(type="decision", title="A", valid_from="2026-01-01"),
                     project_id=P)
-    b = records.supersede(store, a.id, Draft(type="", title="B", valid_from="2026-02-01"), "b")
-    c = records.supersede(store, b.id, Draft(type="", title="C", valid_from="2026-03-01"), "c")
+    b = records.supersede(store, a.id, Draft(type="", title="B", valid_from="2026-02-01"), "b",
+                          actor="cli")
+    c = records.supersede(store, b.id, Draft(type="", title="C", valid_from="2026-03-01"), "c",
+                          actor="cli")
     graph.add_edge(store, c.id, "01" + "Z" * 24, "supersedes", note="imported")
     item = details.detail(store, c.id)
     assert [(link.id, link.title) for link in item.supersedes] == [

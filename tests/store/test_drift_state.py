@@ -8,6 +8,7 @@ from agentctx.store import Store, digests, records, stats, upkeep
 from agentctx.store import drift_state as store_drift
 from agentctx.store.errors import InvalidRecord
 from agentctx.store.models import Draft, Record
+from agentctx.store.selection import Selection
 from agentctx.store.stems import stems
 
 P, Q = "p1", "p2"
@@ -27,16 +28,17 @@ def test_checked_are_current_decisions_and_conventions_of_trusted_confidence(
     add(store, "VAT off by a cent", "bugfix")
     add(store, "Use gRPC too", project=Q)
     old = add(store, "Use REST", when="2025-01-01")
-    records.supersede(store, old.id, kept[0].id, "speed")
+    records.supersede(store, old.id, kept[0].id, "speed", actor="cli")
     assert [r.id for r in store_drift.checked(store, P)] == [r.id for r in kept]
 
 
 def test_superseded_reads_live_and_archived_records(store: Store) -> None:
     first = add(store, "Run tests with nose", when="2024-01-01")
     second = records.supersede(store, first.id, Draft(type="", title="Run tests with pytest 7",
-                                                      confidence="explicit"), "nose is dead")
+                                                      confidence="explicit"), "nose is dead",
+                               actor="cli")
     records.supersede(store, second.id, Draft(type="", title="Run tests with pytest 8",
-                                              confidence="explicit"), "upgrade")
+                                              confidence="explicit"), "upgrade", actor="cli")
     upkeep.archive(store, [first.pk])
     found = store_drift.superseded(store, P)
     assert [(r.id, r.archived) for r in found] == [(first.id, True), (second.id, False)]
@@ -51,7 +53,8 @@ def test_save_scores_sets_named_records_and_clears_the_rest(store: Store) -> Non
     assert store_drift.save_scores(store, P, {a.id: 0.9, b.id: 0.75}) == 2
     assert stats.drift_count(store, P, store_drift.FLAGGED) == 2
     assert store_drift.save_scores(store, P, {a.id: 0.9, c.id: 0.2}) == 2  # b cleared, c set
-    scores = {r.id: r.claudemd_drift_score for r in records.list_records(store, project_id=P)}
+    scores = {r.id: r.claudemd_drift_score for r in records.list_records(store,
+                                                                         Selection(project_id=P))}
     assert scores == {a.id: 0.9, b.id: 0.0, c.id: 0.2}
     assert store_drift.save_scores(store, P, {other.id: 1.0}) == 2  # another project's id: no
     assert records.get(store, other.id).claudemd_drift_score == 0.0
@@ -63,7 +66,7 @@ def test_dismissals_zero_the_score_and_can_be_undone(store: Store) -> None:
     store_drift.save_scores(store, P, {record.id: 0.9})
     found, added = store_drift.dismiss(store, P, record.id[:10], actor="tui")
     assert (found.id, added) == (record.id, True)
-    assert store_drift.dismiss(store, P, record.id)[1] is False
+    assert store_drift.dismiss(store, P, record.id, actor="cli")[1] is False
     assert store_drift.dismissed(store, P) == {record.id}
     assert store_drift.dismissed(store, Q) == set()
     assert records.get(store, record.id).claudemd_drift_score == 0.0
@@ -76,16 +79,16 @@ def test_dismissing_the_wrong_record_is_refused(store: Store) -> None:
     fix = add(store, "VAT off by a cent", "bugfix")
     elsewhere = add(store, "Use Helm", project=Q)
     with pytest.raises(InvalidRecord, match="bugfix"):
-        store_drift.dismiss(store, P, fix.id)
+        store_drift.dismiss(store, P, fix.id, actor="cli")
     with pytest.raises(InvalidRecord, match="another project"):
-        store_drift.dismiss(store, P, elsewhere.id)
+        store_drift.dismiss(store, P, elsewhere.id, actor="cli")
     assert store_drift.dismissed(store, P) == set()
 
 
 def test_forgetting_a_record_forgets_its_dismissal(store: Store) -> None:
     record = add(store, "Use gRPC")
-    store_drift.dismiss(store, P, record.id)
-    records.forget(store, record.id)
+    store_drift.dismiss(store, P, record.id, actor="cli")
+    records.forget(store, record.id, actor="cli")
     assert store.scalar("SELECT count(*) FROM drift_dismissals") == 0
 
 

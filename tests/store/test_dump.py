@@ -23,6 +23,7 @@ from agentctx.store import (
 from agentctx.store.drift_state import dismiss
 from agentctx.store.errors import StoreError
 from agentctx.store.models import RECORD_TYPES, Draft
+from agentctx.store.selection import Selection
 from agentctx.team import backupfile
 
 VOLATILE_META = {"changes"}
@@ -37,14 +38,16 @@ def _full_store(path: Path, folder: Path) -> tuple[Store, str]:
                        project_id=project_id)
     old = records.add(db, Draft(type="discovery", title="Cache warms at 9"),
                       project_id=project_id)
-    records.supersede(db, old.id, Draft(type="", title="Cache warms at 8"), "clock change")
+    records.supersede(db, old.id, Draft(type="", title="Cache warms at 8"), "clock change",
+                      actor="cli")
     upkeep.archive(db, [records.get(db, old.id).pk])
-    records.update(db, kept.id, body="Off by one, twice.")
+    records.update(db, kept.id, body="Off by one, twice.", actor="cli")
     graph.link_record(db, kept.id, graph.ensure_node(db, project_id, "file", "src/retry.py"))
     ledger.record_call(db, model="claude-haiku", purpose="extract",
                        usage=ledger.Usage(10, 5, 0, 0), usd=0.001, project_id=project_id)
-    decision = records.list_records(db, project_id=project_id, types=("decision",), limit=1)[0]
-    dismiss(db, project_id, decision.id)
+    decision = records.list_records(db, Selection(project_id=project_id, types=("decision",)),
+                                    limit=1)[0]
+    dismiss(db, project_id, decision.id, actor="cli")
     teamstate.enable(db, project_id)
     sessions.ensure(db, "sess-dump", project_id, cwd=str(folder))
     sessions.add_receipt(db, session_id="sess-dump", project_id=project_id,
@@ -86,7 +89,9 @@ def test_jsonl_round_trip_restores_every_table(tmp_path: Path) -> None:
     assert report.added["records"] > 10 and report.added["records_archive"] == 1
     assert _contents(target) == _contents(source)
     # Derived state is rebuilt: the full-text index finds the restored records.
-    hits = search.search(target, search.Query("retry loop", project_id=project_id))
+    hits = search.search(target,
+                         search.Query("retry loop",
+                                      Selection(project_id=project_id, include_global=True)))
     assert hits and hits[0].record.title == "Fixed the retry loop"
 
     again = backupfile.load(target, backupfile.read_jsonl(text))
@@ -122,7 +127,7 @@ def test_a_bad_row_names_its_line_and_loads_nothing(tmp_path: Path) -> None:
     bad = [*lines, json.dumps({"table": "records", "row": {"nope": 1}})]
     with pytest.raises(StoreError, match=f"row {len(lines)}"):
         backupfile.load(target, backupfile.read_jsonl("\n".join(bad)))
-    assert records.count_records(target) == 0
+    assert records.count_records(target, Selection()) == 0
     with pytest.raises(backupfile.BackupError, match="line 3"):
         backupfile.read_jsonl("\n".join([lines[0], lines[1], "{broken"]))
     with pytest.raises(backupfile.BackupError, match="newer agentctx"):

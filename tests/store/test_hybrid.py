@@ -12,17 +12,20 @@ from hypothesis import strategies as st
 
 from agentctx.store import Store, graph, records
 from agentctx.store.hybrid import (
+    MIN_COSINE,
     POOL,
     RRF_K,
     VECTOR_WEIGHT,
+    IndexedVectors,
+    StoredVectors,
     VectorIndex,
     fingerprint,
     fuse,
     hybrid_search,
-    store_vector_side,
 )
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 from tests.support.tiny_model import TinyModel, embed_all
 
 APP = "p-app"
@@ -58,16 +61,22 @@ def db(store: Store, model: TinyModel) -> Iterator[Store]:
     yield store
 
 
-def _side(db: Store, model: TinyModel, text: str, query: Query):  # type: ignore[no-untyped-def]
-    index = VectorIndex.load(db, model.name, model.dim)
-    vector = model.encode([text])[0]
-    projects = [query.project_id, "global"] if query.project_id else None
+def _side(db: Store, model: TinyModel) -> IndexedVectors:
+    """The in-memory index's side, the query embedded by the tiny model."""
+    return IndexedVectors(VectorIndex.load(db, model.name, model.dim),
+                          lambda text: (model.encode([text])[0], ""))
 
-    def nearest(pool: int) -> list[tuple[int, float]]:
-        return index.nearest(vector, project_ids=projects, limit=pool, types=query.types,
-                             include_superseded=query.include_superseded or bool(query.as_of))
 
-    return nearest
+def _stored(db: Store, model: TinyModel) -> StoredVectors:
+    """The store's vectors, the query embedded by the tiny model."""
+    return StoredVectors(db, lambda text: (model.encode([text])[0], ""), model.name)
+
+
+class _Nothing:
+    note = "nothing"
+
+    def nearest(self, text: str, selection: Selection, limit: int) -> list[tuple[int, float]]:
+        return []
 
 
 def _ids(hits: list) -> list[str]:  # type: ignore[type-arg]
@@ -102,16 +111,16 @@ def test_fuse_ties_are_deterministic() -> None:
 
 def test_without_vectors_it_is_exactly_the_store_search(db: Store) -> None:
     for text in ("sqlite store", "test fixture conftest", "readiness probe", "nothing here"):
-        query = Query(text=text, project_id=APP, limit=5)
+        query = Query(text, Selection(project_id=APP, include_global=True), limit=5)
         assert _ids(hybrid_search(db, query)) == _ids(search(db, query))
-        assert _ids(hybrid_search(db, query, lambda pool: [])) == _ids(search(db, query))
+        assert _ids(hybrid_search(db, query, _Nothing())) == _ids(search(db, query))
 
 
 def test_similarity_finds_what_keywords_cannot(db: Store, model: TinyModel) -> None:
     text = "database persistence"  # no title shares a word with the sqlite/postgres decisions
-    query = Query(text=text, project_id=APP, limit=5)
+    query = Query(text, Selection(project_id=APP, include_global=True), limit=5)
     keyword_titles = {h.record.title for h in search(db, query)}
-    hits = hybrid_search(db, query, _side(db, model, text, query))
+    hits = hybrid_search(db, query, _side(db, model))
     titles = [h.record.title for h in hits]
     assert "Use sqlite with WAL for the local store" in titles
     assert "Use sqlite with WAL for the local store" not in keyword_titles
@@ -127,49 +136,52 @@ def test_similarity_finds_what_keywords_cannot(db: Store, model: TinyModel) -> N
 
 def test_vector_candidates_pass_the_same_filters(db: Store, model: TinyModel) -> None:
     text = "sqlite database"
-    query = Query(text=text, project_id=APP, types=("discovery",), limit=10)
-    hits = hybrid_search(db, query, _side(db, model, text, query))
+    query = Query(text, Selection(project_id=APP, include_global=True, types=("discovery",)),
+                  limit=10)
+    hits = hybrid_search(db, query, _side(db, model))
     assert hits and {h.record.type for h in hits} == {"discovery"}
     # A file filter keeps only records linked to the file, whichever side found them.
-    target = records.list_records(db, project_id=APP, types=("handover",))[0]
+    target = records.list_records(db, Selection(project_id=APP, types=("handover",)))[0]
     graph.link_record(db, target.id, graph.ensure_node(db, APP, "file", "src/store.py"))
-    query = Query(text=text, project_id=APP, file="src/store.py", limit=10)
-    assert _ids(hybrid_search(db, query, _side(db, model, text, query))) == [target.id]
+    query = Query(text, Selection(project_id=APP, include_global=True, file="src/store.py"),
+                  limit=10)
+    assert _ids(hybrid_search(db, query, _side(db, model))) == [target.id]
 
 
 def test_superseded_records_return_only_as_of_their_time(db: Store, model: TinyModel) -> None:
-    [old] = [r for r in records.list_records(db, project_id=APP, types=("decision",))
+    [old] = [r for r in records.list_records(db, Selection(project_id=APP, types=("decision",)))
              if r.title == "Use sqlite with WAL for the local store"]
     before = records.supersede(db, old.id, Draft(type="", title="", body="Rollback journal."),
-                               "WAL is unsafe on the network share")
+                               "WAL is unsafe on the network share", actor="cli")
     embed_all(db, model)
     text = "database persistence"
-    now = Query(text=text, project_id=APP, limit=10)
-    found_now = _ids(hybrid_search(db, now, _side(db, model, text, now)))
+    now = Query(text, Selection(project_id=APP, include_global=True), limit=10)
+    found_now = _ids(hybrid_search(db, now, _side(db, model)))
     assert old.id not in found_now and before.id in found_now
-    then = Query(text=text, project_id=APP, as_of=old.valid_from, limit=10)
-    found_then = _ids(hybrid_search(db, then, _side(db, model, text, then)))
+    then = Query(text, Selection(project_id=APP, include_global=True, as_of=old.valid_from),
+                 limit=10)
+    found_then = _ids(hybrid_search(db, then, _side(db, model)))
     assert old.id in found_then and before.id not in found_then
 
 
 def test_pinned_records_come_first_as_in_keyword_search(db: Store, model: TinyModel) -> None:
     text = "database persistence"
-    query = Query(text=text, project_id=APP, limit=3)
-    before = hybrid_search(db, query, _side(db, model, text, query))
+    query = Query(text, Selection(project_id=APP, include_global=True), limit=3)
+    before = hybrid_search(db, query, _side(db, model))
     found_by_similarity_only = next(h for h in before if h.relevance == 0.0)
     assert before[0].record.id != found_by_similarity_only.record.id
-    records.set_pinned(db, found_by_similarity_only.record.id, True)
-    after = hybrid_search(db, query, _side(db, model, text, query))
+    records.set_pinned(db, found_by_similarity_only.record.id, True, actor="cli")
+    after = hybrid_search(db, query, _side(db, model))
     assert after[0].record.id == found_by_similarity_only.record.id
-    longer = hybrid_search(db, query._replace(limit=6), _side(db, model, text, query))
+    longer = hybrid_search(db, query._replace(limit=6), _side(db, model))
     assert _ids(longer)[:3] == _ids(after)
 
 
 def test_min_cosine_drops_weak_candidates(db: Store, model: TinyModel) -> None:
     text = "database"
-    query = Query(text=text, project_id=APP, limit=10)
-    side = _side(db, model, text, query)
-    weak = [pk for pk, cosine in side(POOL) if cosine < 0.5]
+    query = Query(text, Selection(project_id=APP, include_global=True), limit=10)
+    side = _side(db, model)
+    weak = [pk for pk, cosine in side.nearest(text, query.selection, POOL) if cosine < 0.5]
     assert weak
     pks = {h.record.pk for h in hybrid_search(db, query, side, min_cosine=0.5)}
     assert not pks & set(weak)
@@ -185,10 +197,10 @@ def test_top_k_is_stable_whatever_the_limit(tmp_path_factory: pytest.TempPathFac
     db = _shared_store(tmp_path_factory)
     model = TinyModel()
     text = " ".join(words)
-    short = Query(text=text, project_id=APP, limit=small)
+    short = Query(text, Selection(project_id=APP, include_global=True), limit=small)
     long = short._replace(limit=small + extra)
-    assert (_ids(hybrid_search(db, short, _side(db, model, text, short)))
-            == _ids(hybrid_search(db, long, _side(db, model, text, long)))[:small])
+    assert (_ids(hybrid_search(db, short, _side(db, model)))
+            == _ids(hybrid_search(db, long, _side(db, model)))[:small])
 
 
 _SHARED: dict[str, Store] = {}
@@ -236,13 +248,26 @@ def test_index_matches_brute_force_and_the_store_vectors(db: Store, model: TinyM
     assert [pk for pk, _ in theirs] == [pk for pk, _ in got]
 
 
-def test_the_store_vector_side_fuses_like_the_index(db: Store, model: TinyModel) -> None:
+@pytest.mark.parametrize("selection", [
+    Selection(project_id=APP, include_global=True),
+    Selection(project_id=APP, types=("decision", "discovery")),
+    Selection(project_id=APP, state="all"),
+    Selection(project_id=None),
+])
+def test_the_store_vectors_and_the_index_give_the_same_list(db: Store, model: TinyModel,
+                                                            selection: Selection) -> None:
+    """The two vector sides select and score alike, so a face's choice never changes hits."""
     pytest.importorskip("agentctx.store.vectors")
-    text = "database persistence"
-    query = Query(text=text, project_id=APP, limit=5)
-    from_store = store_vector_side(db, model.encode([text])[0], query, model.name)
-    assert (_ids(hybrid_search(db, query, from_store))
-            == _ids(hybrid_search(db, query, _side(db, model, text, query))))
+    old = records.list_records(db, Selection(project_id=APP, types=("decision",)))[0]
+    records.supersede(db, old.id, Draft(type="", title="", body="Rollback journal."),
+                      "WAL is unsafe on the network share", actor="cli")
+    embed_all(db, model)
+    for text in ("database persistence", "sqlite test", "docker release"):
+        assert (_stored(db, model).nearest(text, selection, 6)
+                == _side(db, model).nearest(text, selection, 6))
+        query = Query(text, selection, limit=5)
+        assert (_ids(hybrid_search(db, query, _stored(db, model)))
+                == _ids(hybrid_search(db, query, _side(db, model))))
 
 
 def test_index_edges(db: Store, model: TinyModel) -> None:
@@ -261,18 +286,17 @@ def test_fingerprint_moves_with_records_and_embeddings(db: Store, model: TinyMod
     assert second != first
     embed_all(db, model)
     assert fingerprint(db) != second
-    records.touch(db, [records.list_records(db, project_id=APP)[0].id])
+    records.touch(db, [records.list_records(db, Selection(project_id=APP))[0].id])
     assert fingerprint(db) == fingerprint(db)
 
 
-def test_search_stored_is_keyword_until_consolidated_then_hybrid(
+def test_stored_vectors_embed_from_the_side_file_once_consolidated(
         store: Store, tmp_path_factory: pytest.TempPathFactory,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """The one-shot hybrid search (agentctx search, the TUI): the query is embedded from the
-    query side file consolidation writes, the vectors read from the store."""
+    """The short-lived processes' side: the query is embedded from the query side file
+    consolidation writes, the vectors read from the store; ``note`` says why not."""
     from agentctx.consolidate.run import consolidate
     from agentctx.ml.embedder import forget_loaded, load_model
-    from agentctx.store.hybrid import search_stored
     from tests.support import tiny_model
 
     folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
@@ -281,16 +305,17 @@ def test_search_stored_is_keyword_until_consolidated_then_hybrid(
                                       "first"), project_id=APP)
     records.add(store, Draft(type="convention", title="Every pytest fixture lives in conftest"),
                 project_id=APP)
-    query = Query(text="sqlite postgres", project_id=APP)
-    hits, mode = search_stored(store, query)
-    assert hits == [] and mode == "keyword (no query side file: run agentctx consolidate)"
+    query = Query("sqlite postgres", Selection(project_id=APP, include_global=True))
+    side = StoredVectors(store)
+    assert hybrid_search(store, query, side) == []
+    assert side.note == "no query side file: run agentctx consolidate"
     try:
         assert consolidate(store, model=load_model(), judge=None).query_model == "written"
     finally:
         forget_loaded()
-    hits, mode = search_stored(store, query)
-    assert mode == "hybrid"
+    hits = hybrid_search(store, query, side, min_cosine=MIN_COSINE)
+    assert side.note == ""
     assert [h.record.id for h in hits] == [schema.id]  # by meaning: no word in common
     assert hits[0].relevance == 0.0 and hits[0].matched == ()
-    hits, mode = search_stored(store, Query(text="zzz qqq", project_id=APP))
-    assert hits == [] and mode == "keyword (no query word is in the model's vocabulary)"
+    assert hybrid_search(store, Query("zzz qqq", query.selection), side) == []
+    assert side.note == "no query word is in the model's vocabulary"

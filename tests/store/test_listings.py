@@ -6,6 +6,7 @@ import pytest
 
 from agentctx.store import Store, records, upkeep
 from agentctx.store.models import Draft, Record
+from agentctx.store.selection import Selection
 
 P = "proj-a"
 
@@ -32,12 +33,13 @@ def mixed(store: Store) -> dict[str, Record]:
     }
     made["grpc"] = records.supersede(store, made["rest"].id,
                                      Draft(type="", title="Use gRPC", valid_from="2026-03-01"),
-                                     "REST was too slow")
+                                     "REST was too slow", actor="cli")
     made["ci"] = records.supersede(store, made["old"].id,
                                    Draft(type="", title="Deploy from CI",
-                                         valid_from="2025-09-01"), "manual deploys broke")
+                                         valid_from="2025-09-01"), "manual deploys broke",
+                                   actor="cli")
     upkeep.archive(store, [made["old"].pk])
-    upkeep.retire(store, made["bug"].id, "fixed upstream")
+    upkeep.retire(store, made["bug"].id, "fixed upstream", actor="cli")
     return made
 
 
@@ -46,37 +48,40 @@ def titles(found: list[Record]) -> list[str]:
 
 
 def test_every_filter_and_its_count_agree(store: Store, mixed: dict[str, Record]) -> None:
-    cases: list[dict[str, object]] = [
-        {},
-        {"include_global": True},
-        {"types": ["decision"]},
-        {"confidences": ["explicit", "reinforced"]},
-        {"confidences": ["explicit"], "include_global": True},
-        {"pinned_only": True},
-        {"include_superseded": True},
-        {"superseded_only": True},
-        {"as_of": "2026-02-20"},
-        {"as_of": "2025-07-01"},
+    cases = [
+        Selection(project_id=P),
+        Selection(project_id=P, include_global=True),
+        Selection(project_id=P, types=("decision",)),
+        Selection(project_id=P, confidences=("explicit", "reinforced")),
+        Selection(project_id=P, confidences=("explicit",), include_global=True),
+        Selection(project_id=P, pinned=True),
+        Selection(project_id=P, state="all"),
+        Selection(project_id=P, state="superseded"),
+        Selection(project_id=P, as_of="2026-02-20"),
+        Selection(project_id=P, as_of="2025-07-01"),
     ]
-    for filters in cases:
-        found = records.list_records(store, project_id=P, **filters)  # type: ignore[arg-type]
-        assert records.count_records(store, project_id=P, **filters) == len(found), filters  # type: ignore[arg-type]
-    assert titles(records.list_records(store, project_id=P)) == [
+    for selection in cases:
+        found = records.list_records(store, selection)
+        assert records.count_records(store, selection) == len(found), selection
+    assert titles(records.list_records(store, Selection(project_id=P))) == [
         "Use gRPC", "cache keys carry the tenant", "Lint with flake8", "Deploy from CI"]
-    assert "Prefers tabs" in titles(records.list_records(store, project_id=P,
-                                                         include_global=True))
-    assert titles(records.list_records(store, project_id=P, confidences=["reinforced"])) == [
+    assert "Prefers tabs" in titles(records.list_records(store,
+                                                         Selection(project_id=P,
+                                                                   include_global=True)))
+    assert titles(records.list_records(store,
+                                       Selection(project_id=P, confidences=("reinforced",)))) == [
         "cache keys carry the tenant"]
-    assert set(titles(records.list_records(store, project_id=P, superseded_only=True))) == {
+    assert set(titles(records.list_records(store,
+                                           Selection(project_id=P, state="superseded")))) == {
         "Use REST", "Refunds off by a cent"}
 
 
 def test_as_of_reads_the_archive_and_marks_archived_records(store: Store,
                                                             mixed: dict[str, Record]) -> None:
-    then = records.list_records(store, project_id=P, as_of="2025-07-01")
+    then = records.list_records(store, Selection(project_id=P, as_of="2025-07-01"))
     assert titles(then) == ["Deploy by hand"]
     assert then[0].archived and not then[0].current
-    before_grpc = records.list_records(store, project_id=P, as_of="2026-02-20")
+    before_grpc = records.list_records(store, Selection(project_id=P, as_of="2026-02-20"))
     assert set(titles(before_grpc)) == {"Use REST", "Lint with flake8", "Refunds off by a cent",
                                         "cache keys carry the tenant", "Deploy from CI"}
     assert records.as_of(store, P, "2026-02-20", include_global=False) == before_grpc
@@ -85,27 +90,30 @@ def test_as_of_reads_the_archive_and_marks_archived_records(store: Store,
 def test_pages_cover_the_listing_once_in_every_order(store: Store,
                                                      mixed: dict[str, Record]) -> None:
     for order in records.ORDERS:
-        everything = records.list_records(store, project_id=P, include_superseded=True,
-                                          include_global=True, order=order)
-        total = records.count_records(store, project_id=P, include_superseded=True,
-                                      include_global=True)
+        everything = records.list_records(store,
+                                          Selection(project_id=P, include_global=True, state="all"),
+                                          order=order)
+        total = records.count_records(store,
+                                      Selection(project_id=P, include_global=True, state="all"))
         assert len(everything) == total == 7
-        pages = [records.list_records(store, project_id=P, include_superseded=True,
-                                      include_global=True, order=order, limit=3, offset=start)
+        pages = [records.list_records(store,
+                                      Selection(project_id=P, include_global=True, state="all"),
+                                      order=order, limit=3, offset=start)
                  for start in range(0, total, 3)]
         assert [r.id for page in pages for r in page] == [r.id for r in everything], order
-    by_title = records.list_records(store, project_id=P, order="title")
+    by_title = records.list_records(store, Selection(project_id=P), order="title")
     assert titles(by_title) == sorted(titles(by_title), key=str.lower)
-    by_confidence = records.list_records(store, project_id=P, order="confidence")
+    by_confidence = records.list_records(store, Selection(project_id=P), order="confidence")
     assert [r.confidence for r in by_confidence] == ["reinforced", "inferred", "inferred",
                                                      "inferred"]
-    assert titles(records.list_records(store, project_id=P, order="oldest"))[0] == "Deploy from CI"
-    assert records.list_records(store, project_id=P, offset=10) == []
+    assert titles(records.list_records(store, Selection(project_id=P),
+                                       order="oldest"))[0] == "Deploy from CI"
+    assert records.list_records(store, Selection(project_id=P), offset=10) == []
 
 
 def test_an_unknown_order_is_refused(store: Store) -> None:
     with pytest.raises(ValueError, match="unknown order 'size'"):
-        records.list_records(store, project_id=P, order="size")
+        records.list_records(store, Selection(project_id=P), order="size")
 
 
 def test_edits_are_typed_values(store: Store) -> None:
@@ -123,8 +131,8 @@ def test_a_page_walks_the_date_index_and_a_type_keeps_its_own(store: Store) -> N
     a listing of one type goes through records_current (a rare type would walk every date)."""
     statements: list[str] = []
     store.conn.set_trace_callback(statements.append)
-    records.list_records(store, project_id=P, include_global=True, limit=50)
-    records.list_records(store, project_id=P, types=["profile"], limit=50)
+    records.list_records(store, Selection(project_id=P, include_global=True), limit=50)
+    records.list_records(store, Selection(project_id=P, types=("profile",)), limit=50)
     store.conn.set_trace_callback(None)
     page, typed = (s for s in statements if s.startswith("SELECT"))
     plan = " | ".join(str(row[3]) for row in store.rows("EXPLAIN QUERY PLAN " + page))

@@ -13,7 +13,7 @@ from agentctx.store.models import Draft
 def test_overview_counts_costs_sessions_and_candidates(store: Store, project_dir: Path) -> None:
     project = projects.resolve(store, str(project_dir)).project
     rest = records.add(store, Draft(type="decision", title="Use REST"), project_id=project.id)
-    records.supersede(store, rest.id, Draft(type="", title="Use gRPC"), "speed")
+    records.supersede(store, rest.id, Draft(type="", title="Use gRPC"), "speed", actor="cli")
     stale = records.add(store, Draft(type="handover", title="Left the importer half done"),
                         project_id=project.id)
     records.add(store, Draft(type="preference", title="Prefers tabs", scope="global"),

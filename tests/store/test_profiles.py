@@ -21,7 +21,7 @@ def test_preferences_with_category_origin_and_pages(store: Store, project_dir: P
                          project_id="x")
     gone = records.add(store, Draft(type="preference", title="Prefers tabs", scope="global",
                                     body="Category: style."), project_id="x")
-    upkeep.retire(store, gone.id, "switched to spaces")
+    upkeep.retire(store, gone.id, "switched to spaces", actor="cli")
     records.add(store, Draft(type="decision", title="Not a preference"), project_id=project.id)
 
     found = profiles.preferences(store)

@@ -81,7 +81,7 @@ def test_listing_says_what_each_project_holds_and_cost_a_page_at_a_time(
     records.add(store, Draft(type="decision", title="Use gRPC"), project_id=alpha)
     records.add(store, Draft(type="decision", title="Use REST"), project_id=alpha)
     old = records.add(store, Draft(type="convention", title="tabs"), project_id=alpha)
-    records.supersede(store, old.id, Draft(type="", title="spaces"), "style guide")
+    records.supersede(store, old.id, Draft(type="", title="spaces"), "style guide", actor="cli")
     sessions.ensure(store, "s-1", alpha, started_at="2026-02-01T10:00:00.000Z")
     sessions.ensure(store, "s-2", alpha, started_at="2026-02-03T10:00:00.000Z")
     sessions.add_receipt(store, session_id="s-1", project_id=alpha, event="SessionStart",

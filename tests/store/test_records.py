@@ -72,7 +72,8 @@ def test_redaction_never_makes_a_valid_record_invalid(store: Store) -> None:
     # Edits and supersession of such a record keep working.
     renamed = records.update(store, record.id, title="Use gRPC", actor="test")
     assert renamed.body == record.body
-    successor = records.supersede(store, record.id, Draft(type="", title="", body=body), "why")
+    successor = records.supersede(store, record.id, Draft(type="", title="", body=body), "why",
+                                  actor="cli")
     assert successor.body == record.body
     with pytest.raises(InvalidRecord, match="limit is 8000"):
         add(store, "too long", body=_with_secrets(8001))
@@ -111,7 +112,7 @@ def test_access_counters_never_reindex_fts(store: Store) -> None:
 def test_supersede_is_atomic_and_links_with_rationale(store: Store) -> None:
     old = add(store, "Use REST", body="JSON", valid_from="2026-01-01")
     new = records.supersede(store, old.id, Draft(type="", title="", body="gRPC now",
-                                                 valid_from="2026-03-01"), "latency")
+                                                 valid_from="2026-03-01"), "latency", actor="cli")
     old = records.get(store, old.id)
     assert new.title == "Use REST" and new.type == "decision"  # defaults to the old record's
     assert old.superseded_at == new.valid_from and old.superseded_by == new.id
@@ -121,18 +122,20 @@ def test_supersede_is_atomic_and_links_with_rationale(store: Store) -> None:
 
 def test_superseding_twice_is_refused(store: Store) -> None:
     old = add(store, "Use REST")
-    records.supersede(store, old.id, Draft(type="", title="Use gRPC"), "latency")
+    records.supersede(store, old.id, Draft(type="", title="Use gRPC"), "latency", actor="cli")
     with pytest.raises(AlreadySuperseded, match="already superseded"):
-        records.supersede(store, old.id, Draft(type="", title="Use GraphQL"), "fashion")
+        records.supersede(store, old.id, Draft(type="", title="Use GraphQL"), "fashion",
+                          actor="cli")
 
 
 def test_a_failed_supersede_changes_nothing(store: Store) -> None:
     old = add(store, "Use REST", valid_from="2026-05-01")
     before = store.change_counter()
     with pytest.raises(InvalidRecord, match="earlier"):
-        records.supersede(store, old.id, Draft(type="", title="x", valid_from="2026-01-01"), "y")
+        records.supersede(store, old.id, Draft(type="", title="x", valid_from="2026-01-01"), "y",
+                          actor="cli")
     with pytest.raises(InvalidRecord, match="rationale"):
-        records.supersede(store, old.id, Draft(type="", title="x"), "  ")
+        records.supersede(store, old.id, Draft(type="", title="x"), "  ", actor="cli")
     assert store.change_counter() == before
     assert records.get(store, old.id).current
     assert store.scalar("SELECT count(*) FROM records") == 1
@@ -140,24 +143,26 @@ def test_a_failed_supersede_changes_nothing(store: Store) -> None:
 
 def test_supersede_with_an_existing_record(store: Store) -> None:
     old, new = add(store, "nose"), add(store, "pytest")
-    records.supersede(store, old.id, new.id, "nose is unmaintained")
+    records.supersede(store, old.id, new.id, "nose is unmaintained", actor="cli")
     assert records.get(store, old.id).superseded_by == new.id
     with pytest.raises(InvalidRecord, match="itself"):
-        records.supersede(store, new.id, new.id, "x")
+        records.supersede(store, new.id, new.id, "x", actor="cli")
 
 
 def test_history_walks_the_chain_both_ways(store: Store) -> None:
     a = add(store, "REST", valid_from="2026-01-01")
-    b = records.supersede(store, a.id, Draft(type="", title="gRPC", valid_from="2026-02-01"), "1")
+    b = records.supersede(store, a.id, Draft(type="", title="gRPC", valid_from="2026-02-01"), "1",
+                          actor="cli")
     c = records.supersede(store, b.id, Draft(type="", title="connect", valid_from="2026-03-01"),
-                          "2")
+                          "2", actor="cli")
     for member in (a, b, c):
         assert [r.title for r in records.history(store, member.id)] == ["REST", "gRPC", "connect"]
 
 
 def test_as_of_answers_what_held_at_a_date(store: Store) -> None:
     a = add(store, "REST", valid_from="2026-01-01")
-    records.supersede(store, a.id, Draft(type="", title="gRPC", valid_from="2026-04-01"), "x")
+    records.supersede(store, a.id, Draft(type="", title="gRPC", valid_from="2026-04-01"), "x",
+                      actor="cli")
     assert [r.title for r in records.as_of(store, P, "2026-02-15")] == ["REST"]
     assert [r.title for r in records.as_of(store, P, "2026-05-01")] == ["gRPC"]
     assert records.as_of(store, P, "2025-12-31") == []
@@ -193,14 +198,14 @@ def test_prefixes_resolve_like_git(store: Store) -> None:
 def test_forget_removes_everywhere_and_closes_the_chain(store: Store) -> None:
     a = add(store, "REST", valid_from="2026-01-01")
     b = records.supersede(store, a.id, Draft(type="", title="secret gRPC", valid_from="2026-02-01"),
-                          "x")
+                          "x", actor="cli")
     c = records.supersede(store, b.id, Draft(type="", title="connect", valid_from="2026-03-01"),
-                          "y")
+                          "y", actor="cli")
     node = graph.ensure_node(store, P, "file", "api.py")
     graph.link_record(store, b.id, node)
     sessions.ensure(store, "s1", P)
     sessions.mark_seen(store, "s1", [b.id])
-    records.forget(store, b.id)
+    records.forget(store, b.id, actor="cli")
     with pytest.raises(NotFound):
         records.get(store, b.id)
     assert store.scalar("SELECT count(*) FROM records_fts WHERE records_fts MATCH 'secret'") == 0
@@ -214,8 +219,8 @@ def test_forget_removes_everywhere_and_closes_the_chain(store: Store) -> None:
 
 def test_forgetting_the_current_record_restores_its_predecessor(store: Store) -> None:
     a = add(store, "REST")
-    b = records.supersede(store, a.id, Draft(type="", title="mistake"), "oops")
-    records.forget(store, b.id)
+    b = records.supersede(store, a.id, Draft(type="", title="mistake"), "oops", actor="cli")
+    records.forget(store, b.id, actor="cli")
     assert records.get(store, a.id).current
 
 
@@ -223,7 +228,7 @@ def test_change_counter_moves_on_meaningful_writes_only(store: Store) -> None:
     start = store.change_counter()
     r = add(store, "one")
     assert store.change_counter() == start + 1
-    records.update(store, r.id, body="two")
+    records.update(store, r.id, body="two", actor="cli")
     assert store.change_counter() == start + 2
     store.execute("UPDATE records SET score = 0.5, pending_embedding = 0 WHERE id = ?", (r.id,))
     assert store.change_counter() == start + 2

@@ -19,6 +19,7 @@ from agentctx.core import config
 from agentctx.ops import doctor
 from agentctx.store import Store, graph, records, search
 from agentctx.store.schema import MIGRATIONS
+from agentctx.store.selection import Selection
 from tests.support.secret_corpus import SECRETS
 
 FIXTURE_V1 = Path(__file__).parent / "fixtures" / "store_v1.db"
@@ -107,8 +108,10 @@ def test_an_upgrade_re_redacts_what_older_versions_stored(isolated_home: Path) -
     with Store.open() as db:  # the upgrade
         assert db.scalar("PRAGMA user_version") >= 3
         report = json.loads(db.meta_get("secrets_redacted_on_upgrade"))
-        titles = [r.title for r in records.list_records(db, project_id="p")]
-        hits = search.search(db, search.Query(text="connect", project_id="p", limit=20))
+        titles = [r.title for r in records.list_records(db, Selection(project_id="p"))]
+        hits = search.search(db,
+                             search.Query("connect", Selection(project_id="p", include_global=True),
+                                          limit=20))
         names = [row[0] for row in db.rows("SELECT name FROM nodes")]
         linked = graph.entities_of(db, "01J00000000000000000000000")
         assert db.scalar("SELECT count(*) FROM records WHERE pending_embedding = 0") == 0

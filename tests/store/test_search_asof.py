@@ -11,6 +11,7 @@ from agentctx.core.ids import now_iso
 from agentctx.store import Store, graph, projects, records, upkeep
 from agentctx.store.models import Draft, Record
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 
 P = "proj-a"
 FILLER = ["Invoices are PDFs rendered by WeasyPrint", "Background jobs run on Dramatiq",
@@ -45,7 +46,7 @@ def deploys(store: Store) -> tuple[Record, Record]:
                          project_id=P)
     fly = records.supersede(store, heroku.id, Draft(type="", title="Deploy with Fly",
                                                     body="fly deploy from CI",
-                                                    valid_from="2025-06-01"), "cost")
+                                                    valid_from="2025-06-01"), "cost", actor="cli")
     assert archive_superseded(store) == 1
     assert records.get(store, heroku.id).archived
     return records.get(store, heroku.id), fly
@@ -54,22 +55,31 @@ def deploys(store: Store) -> tuple[Record, Record]:
 def test_as_of_search_finds_an_archived_record_valid_then(store: Store,
                                                           deploys: tuple[Record, Record]) -> None:
     heroku, fly = deploys
-    [hit] = search(store, Query(text="how do we deploy to heroku?", project_id=P,
-                                as_of="2025-03-01"))
+    [hit] = search(store,
+                   Query("how do we deploy to heroku?",
+                         Selection(project_id=P, include_global=True, as_of="2025-03-01")))
     assert hit.record.id == heroku.id and hit.record.archived
     assert hit.record.title == "Deploy with Heroku" and hit.record.superseded_by == fly.id
     assert set(hit.matched) == {"deploy", "heroku"} and hit.relevance == 1.0
     # Outside its validity window it is not returned: before it, and once Fly replaced it.
-    assert search(store, Query(text="deploy heroku", project_id=P, as_of="2024-12-01")) == []
-    later = search(store, Query(text="deploy heroku", project_id=P, as_of="2025-07-01"))
+    assert search(store,
+                  Query("deploy heroku",
+                        Selection(project_id=P, include_global=True, as_of="2024-12-01"))) == []
+    later = search(store,
+                   Query("deploy heroku",
+                         Selection(project_id=P, include_global=True, as_of="2025-07-01")))
     assert [h.record.id for h in later] == [fly.id]
     # Every project, other filters: the same record, or nothing when a filter excludes it.
-    assert [h.record.id for h in search(store, Query(text="heroku", as_of="2025-03-01"))] == \
+    assert [h.record.id for h in search(store, Query("heroku", Selection(as_of="2025-03-01")))] == \
         [heroku.id]
-    assert search(store, Query(text="heroku", project_id="proj-b", include_global=False,
-                               as_of="2025-03-01")) == []
-    assert search(store, Query(text="heroku", project_id=P, types=("convention",),
-                               as_of="2025-03-01")) == []
+    assert search(store,
+                  Query("heroku",
+                        Selection(project_id="proj-b", include_global=False,
+                                  as_of="2025-03-01"))) == []
+    assert search(store,
+                  Query("heroku",
+                        Selection(project_id=P, include_global=True, types=("convention",),
+                                  as_of="2025-03-01"))) == []
 
 
 def test_a_search_without_as_of_never_returns_archived_records(
@@ -77,11 +87,17 @@ def test_a_search_without_as_of_never_returns_archived_records(
     heroku, fly = deploys
     for backend in ("fts", "like", "pinned"):
         for superseded in (False, True):
-            hits = search(store, Query(text="deploy heroku", project_id=P, backend=backend,
-                                       include_superseded=superseded))
+            hits = search(store,
+                          Query("deploy heroku",
+                                Selection(project_id=P, include_global=True,
+                                          state=("all" if superseded else "current")),
+                                backend=backend))
             assert heroku.id not in [h.record.id for h in hits]
             assert not any(h.record.archived for h in hits)
-    assert [h.record.id for h in search(store, Query(text="deploy", project_id=P))] == [fly.id]
+    assert [h.record.id for h in search(store,
+                                        Query("deploy",
+                                              Selection(project_id=P,
+                                                        include_global=True)))] == [fly.id]
 
 
 def test_an_archived_record_still_surfaces_the_record_now_in_force(
@@ -89,7 +105,8 @@ def test_an_archived_record_still_surfaces_the_record_now_in_force(
     """Consolidation archives what was superseded long ago; "are we still on heroku?" must still
     reach the record in force through the old one, as it did before the archive."""
     heroku, fly = deploys
-    [hit] = search(store, Query(text="are we still on heroku?", project_id=P))
+    [hit] = search(store,
+                   Query("are we still on heroku?", Selection(project_id=P, include_global=True)))
     assert hit.record.id == fly.id and hit.via == heroku.id
     assert hit.matched == ("heroku",) and hit.relevance > 0.5
     assert not hit.record.archived
@@ -102,14 +119,18 @@ def test_the_lift_walks_a_chain_of_archived_versions(store: Store) -> None:
     nose = records.add(store, Draft(type="convention", title="Tests run with nose",
                                     valid_from="2024-01-01"), project_id=P)
     pytest_ = records.supersede(store, nose.id, Draft(type="", title="Tests run with pytest",
-                                                      valid_from="2024-06-01"), "nose is dead")
+                                                      valid_from="2024-06-01"), "nose is dead",
+                                actor="cli")
     xdist = records.supersede(store, pytest_.id, Draft(type="", title="Tests run in parallel "
                                                        "with pytest-xdist",
-                                                       valid_from="2025-01-01"), "speed")
+                                                       valid_from="2025-01-01"), "speed",
+                              actor="cli")
     assert archive_superseded(store) == 2
-    hits = search(store, Query(text="which runner, still nose?", project_id=P))
+    hits = search(store,
+                  Query("which runner, still nose?", Selection(project_id=P, include_global=True)))
     assert [(h.record.id, h.via) for h in hits] == [(xdist.id, nose.id)]
-    assert not search(store, Query(text="nose", project_id=P, include_superseded=True))[0] \
+    assert not search(store,
+                      Query("nose", Selection(project_id=P, include_global=True, state="all")))[0] \
         .record.archived
 
 
@@ -119,10 +140,12 @@ def test_the_fallback_backends_also_read_the_archive_as_of_a_date(store: Store,
     old = records.add(store, Draft(type="convention", title="Branches are named feature/x",
                                    valid_from="2025-01-01", pinned=True), project_id=P)
     records.supersede(store, old.id, Draft(type="", title="Branches are named user/x",
-                                           valid_from="2025-06-01"), "team rule")
+                                           valid_from="2025-06-01"), "team rule", actor="cli")
     archive_superseded(store)
-    hits = search(store, Query(text="branches feature", project_id=P, backend=backend,
-                               as_of="2025-03-01"))
+    hits = search(store,
+                  Query("branches feature",
+                        Selection(project_id=P, include_global=True, as_of="2025-03-01"),
+                        backend=backend))
     assert [(h.record.id, h.record.archived) for h in hits] == [(old.id, True)]
 
 
@@ -139,14 +162,16 @@ def test_archived_and_live_records_rank_together_by_both_tables_frequencies(
     for n, start in enumerate(("2024-09-01", "2025-01-01"), start=2):
         chain = records.supersede(store, chain.id, Draft(
             type="", title=f"Deploy with Heroku, take {n}", body="Heroku pipelines",
-            valid_from=start), "revised")
+            valid_from=start), "revised", actor="cli")
     records.supersede(store, chain.id, Draft(type="", title="Run on Fly machines",
-                                             valid_from="2025-06-01"), "cost")
+                                             valid_from="2025-06-01"), "cost", actor="cli")
     weak = records.add(store, Draft(type="decision", title="Staging runs docker compose",
                                     body="Run a deploy check first.", valid_from="2024-06-01"),
                        project_id=P)
     assert archive_superseded(store) == 3
-    hits = search(store, Query(text="deploy heroku", project_id=P, as_of="2025-03-01"))
+    hits = search(store,
+                  Query("deploy heroku",
+                        Selection(project_id=P, include_global=True, as_of="2025-03-01")))
     assert [h.record.id for h in hits] == [chain.id, weak.id]
     assert hits[0].record.archived and hits[0].relevance > hits[1].relevance
 
@@ -158,10 +183,12 @@ def test_as_of_where_did_we_leave_off_brings_the_handover_of_that_time(store: St
                                       key="worktree:/w", valid_from="2025-02-01"), project_id=P)
     assert latest.id != first.id
     archive_superseded(store)
-    [then] = search(store, Query(text="where did we leave off?", project_id=P,
-                                 as_of="2025-01-15"))
+    [then] = search(store,
+                    Query("where did we leave off?",
+                          Selection(project_id=P, include_global=True, as_of="2025-01-15")))
     assert then.record.id == first.id and then.record.archived
-    now = search(store, Query(text="where did we leave off?", project_id=P))
+    now = search(store,
+                 Query("where did we leave off?", Selection(project_id=P, include_global=True)))
     assert [h.record.id for h in now] == [latest.id]
 
 
@@ -170,32 +197,41 @@ def test_the_file_filter_applies_to_archived_records(store: Store,
     heroku, _ = deploys
     node = graph.ensure_node(store, P, "file", "deploy/Procfile")
     graph.link_record(store, heroku.id, node)
-    found = search(store, Query(text="deploy", project_id=P, file="deploy/Procfile",
-                                as_of="2025-03-01"))
+    found = search(store,
+                   Query("deploy",
+                         Selection(project_id=P, include_global=True, as_of="2025-03-01",
+                                   file="deploy/Procfile")))
     assert [h.record.id for h in found] == [heroku.id]
-    assert search(store, Query(text="deploy", project_id=P, file="src/app.py",
-                               as_of="2025-03-01")) == []
+    assert search(store,
+                  Query("deploy",
+                        Selection(project_id=P, include_global=True, as_of="2025-03-01",
+                                  file="src/app.py"))) == []
 
 
 def test_forgetting_an_archived_record_removes_it_from_the_archive_index(
         store: Store, deploys: tuple[Record, Record]) -> None:
     heroku, _ = deploys
     assert archive_count(store, "heroku") == 1
-    records.forget(store, heroku.id)
+    records.forget(store, heroku.id, actor="cli")
     assert archive_count(store, "heroku") == 0
     check_indexes(store)
-    assert search(store, Query(text="heroku", project_id=P, as_of="2025-03-01")) == []
+    assert search(store,
+                  Query("heroku",
+                        Selection(project_id=P, include_global=True, as_of="2025-03-01"))) == []
 
 
 def test_forgetting_the_successor_brings_an_archived_record_back_to_the_live_index(
         store: Store, deploys: tuple[Record, Record]) -> None:
     heroku, fly = deploys
-    records.forget(store, fly.id)  # Fly was a mistake: Heroku holds again, live and current
+    records.forget(store, fly.id,
+                   actor="cli")  # Fly was a mistake: Heroku holds again, live and current
     assert archive_count(store, "heroku") == 0
     check_indexes(store)
-    [hit] = search(store, Query(text="heroku", project_id=P))
+    [hit] = search(store, Query("heroku", Selection(project_id=P, include_global=True)))
     assert hit.record.id == heroku.id and hit.record.current and not hit.record.archived
-    [then] = search(store, Query(text="heroku", project_id=P, as_of="2025-03-01"))
+    [then] = search(store,
+                    Query("heroku",
+                          Selection(project_id=P, include_global=True, as_of="2025-03-01")))
     assert then.record.id == heroku.id and not then.record.archived
 
 
@@ -208,11 +244,15 @@ def test_merging_projects_re_homes_archived_records_in_the_index(store: Store, t
     first = records.add(store, Draft(type="decision", title="Queue on RabbitMQ",
                                      valid_from="2025-01-01"), project_id=old.id)
     records.supersede(store, first.id, Draft(type="", title="Queue on Kafka",
-                                             valid_from="2025-06-01"), "throughput")
+                                             valid_from="2025-06-01"), "throughput", actor="cli")
     archive_superseded(store)
     projects.merge(store, old.id, new.id)
     check_indexes(store)
-    [hit] = search(store, Query(text="rabbitmq", project_id=new.id, as_of="2025-03-01"))
+    [hit] = search(store,
+                   Query("rabbitmq",
+                         Selection(project_id=new.id, include_global=True, as_of="2025-03-01")))
     assert hit.record.id == first.id and hit.record.archived and hit.record.project_id == new.id
-    assert search(store, Query(text="rabbitmq", project_id=old.id, include_global=False,
-                               as_of="2025-03-01")) == []
+    assert search(store,
+                  Query("rabbitmq",
+                        Selection(project_id=old.id, include_global=False,
+                                  as_of="2025-03-01"))) == []

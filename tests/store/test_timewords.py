@@ -10,6 +10,7 @@ from agentctx.core.ids import NOW_ENV, to_iso
 from agentctx.store import Store, records
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
+from agentctx.store.selection import Selection
 from agentctx.store.timewords import read
 
 NOW = datetime(2026, 11, 18, 15, 0, tzinfo=UTC)  # a Wednesday
@@ -66,34 +67,43 @@ def dated(store: Store, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
 
 def test_search_ranks_records_dated_in_the_window_first(store: Store,
                                                         dated: dict[str, str]) -> None:
-    hits = search(store, Query(text="that 503 thing we fixed last week, what was the cause",
-                               project_id="p"))
+    hits = search(store,
+                  Query("that 503 thing we fixed last week, what was the cause",
+                        Selection(project_id="p", include_global=True)))
     assert hits[0].record.id == dated["new-bug"] and hits[0].dated
     assert dated["old-bug"] in [h.record.id for h in hits]  # nothing is hidden
-    plain = search(store, Query(text="503 upstream proxy", project_id="p"))
+    plain = search(store,
+                   Query("503 upstream proxy", Selection(project_id="p", include_global=True)))
     assert not any(h.dated for h in plain)
 
 
 def test_a_prompt_with_only_a_time_finds_that_times_records(store: Store,
                                                             dated: dict[str, str]) -> None:
-    hits = search(store, Query(text="what did we change last week?", project_id="p"))
+    hits = search(store,
+                  Query("what did we change last week?",
+                        Selection(project_id="p", include_global=True)))
     assert {h.record.id for h in hits} == {dated["new-bug"], dated["loadtest"]}
     assert all(h.dated and h.relevance == 0.5 for h in hits)
-    start = search(store, Query(text="at the start of the project what did we pick?",
-                                project_id="p"))
+    start = search(store,
+                   Query("at the start of the project what did we pick?",
+                         Selection(project_id="p", include_global=True)))
     assert [h.record.id for h in start] == [dated["kickoff"]]
 
 
 def test_since_an_event_needs_one_record_naming_it(store: Store, dated: dict[str, str]) -> None:
-    hits = search(store, Query(text="since the grpc migration, which bugs came up?",
-                               project_id="p"))
+    hits = search(store,
+                  Query("since the grpc migration, which bugs came up?",
+                        Selection(project_id="p", include_global=True)))
     assert {h.record.id for h in hits if h.dated} == {dated["old-bug"], dated["new-bug"],
                                                       dated["loadtest"], dated["migration"]}
-    vague = search(store, Query(text="since the outage, which bugs came up?", project_id="p"))
+    vague = search(store,
+                   Query("since the outage, which bugs came up?",
+                         Selection(project_id="p", include_global=True)))
     assert not any(h.dated for h in vague)
 
 
 def test_as_of_stays_explicit(store: Store, dated: dict[str, str]) -> None:
-    hits = search(store, Query(text="503 proxy last week", project_id="p",
-                               as_of=to_iso(NOW)))
+    hits = search(store,
+                  Query("503 proxy last week",
+                        Selection(project_id="p", include_global=True, as_of=to_iso(NOW))))
     assert hits and not any(h.dated for h in hits)

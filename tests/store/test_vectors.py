@@ -129,10 +129,10 @@ def test_only_current_records_are_returned(numpy_store: Store) -> None:
     target = made[0]
     query = rows[0]
     assert vectors.nearest(db, query, project_ids=None, limit=1, model=MODEL)[0][0] == target.pk
-    rec.supersede(db, target.id, Draft(type="", title="note 0, revised"), "revised")
+    rec.supersede(db, target.id, Draft(type="", title="note 0, revised"), "revised", actor="cli")
     found = vectors.nearest(db, query, project_ids=None, limit=20, model=MODEL)
     assert target.pk not in [pk for pk, _ in found]
-    rec.forget(db, made[1].id)
+    rec.forget(db, made[1].id, actor="cli")
     found = vectors.nearest(db, rows[1], project_ids=None, limit=20, model=MODEL)
     assert made[1].pk not in [pk for pk, _ in found]
     assert db.meta_get(vectors.META_DIRTY) == 1
@@ -153,7 +153,7 @@ def test_save_skips_records_changed_after_they_were_read(numpy_store: Store) -> 
     db = numpy_store
     record = rec.add(db, Draft(type="decision", title="Use SQLite"), project_id="p")
     item = vectors.pending(db)[0]
-    rec.update(db, record.id, title="Use SQLite in WAL mode")
+    rec.update(db, record.id, title="Use SQLite in WAL mode", actor="cli")
     assert vectors.save(db, MODEL, [(item, _unit(np.random.default_rng(1)))]) == 0
     assert vectors.count_pending(db) == 1
     fresh = vectors.pending(db)[0]
@@ -161,7 +161,7 @@ def test_save_skips_records_changed_after_they_were_read(numpy_store: Store) -> 
     assert vectors.save(db, MODEL, [(fresh, _unit(np.random.default_rng(1)))]) == 1
     assert vectors.count_pending(db) == 0
     # Editing the text queues the record again.
-    rec.update(db, record.id, body="Readers never block the writer.")
+    rec.update(db, record.id, body="Readers never block the writer.", actor="cli")
     assert vectors.count_pending(db) == 1
 
 
@@ -231,7 +231,7 @@ def test_forgotten_record_never_comes_back_from_vec0(store: Store) -> None:
     victim = made[4]
     assert vectors.nearest(store, rows[4], project_ids=None, limit=1, model=MODEL)[0][0] == \
         victim.pk
-    rec.forget(store, victim.id)
+    rec.forget(store, victim.id, actor="cli")
     found = vectors.nearest(store, rows[4], project_ids=None, limit=30, model=MODEL)
     assert victim.pk not in [pk for pk, _ in found]
     assert len(found) == 29
@@ -246,7 +246,7 @@ def test_vec0_follows_supersede_and_project_merge(store: Store, tmp_path: Path) 
     made, rows = _corpus(store, 30)
     query = rows[0]
     vectors.nearest(store, query, project_ids=None, limit=3, model=MODEL)  # builds the index
-    rec.supersede(store, made[0].id, Draft(type="", title="note 0 again"), "restated")
+    rec.supersede(store, made[0].id, Draft(type="", title="note 0 again"), "restated", actor="cli")
     found = vectors.nearest(store, query, project_ids=["p-alpha"], limit=40, model=MODEL)
     assert made[0].pk not in [pk for pk, _ in found]
     # Re-home p-beta's records into p-alpha: the index's project column follows.
@@ -274,7 +274,8 @@ def test_stale_index_metadata_is_caught_by_the_check_and_the_wider_knn(
     nearest = vectors.nearest(store, query, project_ids=None, limit=60, model=MODEL)
     for pk, _score in nearest:
         record = next(r for r in made if r.pk == pk)
-        rec.supersede(store, record.id, Draft(type="", title=f"{record.title} (new)"), "redo")
+        rec.supersede(store, record.id, Draft(type="", title=f"{record.title} (new)"), "redo",
+                      actor="cli")
     store.meta_set(vectors.META_INDEX_STAMP, store.change_counter())
     gone = frozenset(pk for pk, _ in nearest)
     found = vectors.nearest(store, query, project_ids=None, limit=10, model=MODEL)

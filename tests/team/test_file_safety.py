@@ -15,6 +15,7 @@ from agentctx.core import safeio
 from agentctx.store import Store, records
 from agentctx.store import projects as proj
 from agentctx.store.models import Draft, Project
+from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 from tests.hooks.conftest import SESSION, at, payloads, read_log, run_hook
 
@@ -149,8 +150,8 @@ def test_the_mcp_server_records_past_an_unusable_file_and_says_so(
                           "Recorded past a FIFO", "why not")
     assert time.monotonic() - start < QUICK and text.startswith("Recorded")
     assert "team file" in text and "unusable" in text
-    assert any(r.title == "Recorded past a FIFO" for r in records.list_records(
-        store, project_id=shop.id))
+    listed = records.list_records(store, Selection(project_id=shop.id))
+    assert any(r.title == "Recorded past a FIFO" for r in listed)
 
 
 def test_status_json_says_why_the_file_is_unusable(store: Store, repo: Path) -> None:

@@ -12,6 +12,7 @@ from agentctx import team
 from agentctx.store import Store, records, teamstate
 from agentctx.store import projects as proj
 from agentctx.store.models import Draft, Project
+from agentctx.store.selection import Selection
 from agentctx.team.teamfile import parse, render
 from tests.support.gitrepo import git
 
@@ -60,7 +61,8 @@ def test_the_file_shares_decisions_conventions_and_discoveries_only(alice: Store
     shop = project_of(alice, repo)
     old = add(alice, shop, "decision", "REST between services")
     new = records.supersede(alice, old, Draft(type="", title="gRPC between services",
-                                              body="Latency."), "REST was too chatty").id
+                                              body="Latency."), "REST was too chatty",
+                            actor="cli").id
     add(alice, shop, "convention", "Tests mirror the package")
     add(alice, shop, "discovery", "The cache warms at 9am")
     add(alice, shop, "bugfix", "Fixed the retry loop")
@@ -85,9 +87,9 @@ def test_store_to_file_to_a_new_store_renders_the_same_file(alice: Store, bob: S
     first = add(alice, shop, "decision", "Use Postgres", "Because of JSONB.\n\nHistory:\nx",
                 key="db")
     records.supersede(alice, first, Draft(type="", title="Use Postgres 16", body="Upgrade."),
-                      "16 is supported")
+                      "16 is supported", actor="cli")
     pinned = add(alice, shop, "convention", "Tabs, not spaces", pinned=True)
-    records.update(alice, pinned, body="Tabs everywhere.\r\nReally.")
+    records.update(alice, pinned, body="Tabs everywhere.\r\nReally.", actor="cli")
     team.turn_on(alice, shop, repo)
     text = team_file(repo).read_bytes().decode("utf-8")  # read_text would drop the \r
 
@@ -114,7 +116,7 @@ def test_a_supersession_in_the_file_is_made_locally(alice: Store, bob: Store,
     team.turn_on(alice, shop, repo)
     team.import_file(bob, project_of(bob, repo), team_file(repo))
     new = records.supersede(alice, old, Draft(type="", title="Never deploy on Fridays"),
-                            "an outage").id
+                            "an outage", actor="cli").id
     team.sync(alice, shop, repo)
     report = team.import_file(bob, project_of(bob, repo), team_file(repo))
     assert report.added == (new,) and report.superseded == (old,)
@@ -130,22 +132,23 @@ def test_revisions_decide_and_a_higher_local_revision_is_a_conflict(alice: Store
     bob_shop = project_of(bob, repo)
     team.import_file(bob, bob_shop, team_file(repo))
 
-    records.update(alice, rid, body="From the root.")  # rev 2 in the file
+    records.update(alice, rid, body="From the root.", actor="cli")  # rev 2 in the file
     team.sync(alice, shop, repo)
     taken = team.import_file(bob, bob_shop, team_file(repo))
     assert taken.updated == (rid,) and records.get(bob, rid).body == "From the root."
     assert teamstate.revisions(bob, [rid]) == {rid: 2}
 
-    records.update(bob, rid, body="Bob's words.")
-    records.update(bob, rid, body="Bob's words, again.")  # bob at rev 4
-    records.update(alice, rid, body="Alice's words.")  # alice at rev 3
+    records.update(bob, rid, body="Bob's words.", actor="cli")
+    records.update(bob, rid, body="Bob's words, again.", actor="cli")  # bob at rev 4
+    records.update(alice, rid, body="Alice's words.", actor="cli")  # alice at rev 3
     team.sync(alice, shop, repo)
     kept = team.import_file(bob, bob_shop, team_file(repo))
     assert kept.updated == () and [c.id for c in kept.conflicts] == [rid]
     assert kept.conflicts[0].local_revision == 4 and kept.conflicts[0].file_revision == 3
     assert records.get(bob, rid).body == "Bob's words, again."
 
-    records.update(alice, rid, body="Alice again.")  # alice at rev 4 too: same rev, other text
+    records.update(alice, rid, body="Alice again.",
+                   actor="cli")  # alice at rev 4 too: same rev, other text
     team.sync(alice, shop, repo)
     same = team.import_file(bob, bob_shop, team_file(repo))
     assert "same revision" in same.conflicts[0].reason
@@ -179,7 +182,7 @@ def test_a_malformed_or_invalid_block_is_left_out_and_the_others_are_read(
     report = team.import_text(bob, bob_shop, too_long, "context.md")
     assert len(report.errors) == 1 and "title is 400 characters" in report.errors[0]
     assert report.errors[0].startswith(f"line {too_long.splitlines().index('### ' + 'x' * 400)}:")
-    assert records.count_records(bob, project_id=bob_shop.id) == 1
+    assert records.count_records(bob, Selection(project_id=bob_shop.id)) == 1
 
 
 def test_forget_is_local_and_an_import_never_brings_a_forgotten_record_back(
@@ -187,7 +190,7 @@ def test_forget_is_local_and_an_import_never_brings_a_forgotten_record_back(
     shop = project_of(alice, repo)
     rid = add(alice, shop, "decision", "A mistake")
     team.turn_on(alice, shop, repo)
-    records.forget(alice, rid)
+    records.forget(alice, rid, actor="cli")
     result = team.sync(alice, shop, repo)
     assert result.imported is not None and result.imported.skipped_forgotten == (rid,)
     assert result.written and rid not in team_file(repo).read_text(encoding="utf-8")
@@ -210,11 +213,12 @@ def test_edits_bump_the_revision_only_when_the_file_would_change(alice: Store,
                                                                 repo: Path) -> None:
     shop = project_of(alice, repo)
     rid = add(alice, shop, "decision", "Version one")
-    records.update(alice, rid, reinforce_count=3)
+    records.update(alice, rid, reinforce_count=3, actor="cli")
     assert teamstate.revisions(alice, [rid]) == {rid: 1}
-    records.update(alice, rid, title="Version two")
-    records.update(alice, rid, confidence="inferred")  # each teammate's own: not in the file
-    records.update(alice, rid, pinned=True)
+    records.update(alice, rid, title="Version two", actor="cli")
+    records.update(alice, rid, confidence="inferred",
+                   actor="cli")  # each teammate's own: not in the file
+    records.update(alice, rid, pinned=True, actor="cli")
     assert teamstate.revisions(alice, [rid]) == {rid: 2}
 
 
@@ -279,11 +283,14 @@ def test_two_supersessions_since_the_last_import_close_the_local_chain(
     team.turn_on(alice, shop, repo)
     bob_shop = project_of(bob, repo)
     team.import_file(bob, bob_shop, team_file(repo))
-    second = records.supersede(alice, first, Draft(type="", title="Python 3.11"), "EOL").id
-    third = records.supersede(alice, second, Draft(type="", title="Python 3.12"), "speed").id
+    second = records.supersede(alice, first, Draft(type="", title="Python 3.11"), "EOL",
+                               actor="cli").id
+    third = records.supersede(alice, second, Draft(type="", title="Python 3.12"), "speed",
+                              actor="cli").id
     team.sync(alice, shop, repo)
     report = team.import_file(bob, bob_shop, team_file(repo))
     assert report.added == (third,) and report.superseded == (first,)
     assert records.get(bob, first).superseded_by == third
     assert records.get(bob, second).superseded_by == third and not records.get(bob, second).current
-    assert [r.title for r in records.list_records(bob, project_id=bob_shop.id)] == ["Python 3.12"]
+    listed = records.list_records(bob, Selection(project_id=bob_shop.id))
+    assert [r.title for r in listed] == ["Python 3.12"]

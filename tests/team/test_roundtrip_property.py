@@ -40,9 +40,10 @@ def _play(db: Store, plan: list[tuple[object, ...]]) -> None:
             target = current[int(str(step[1])) % len(current)]
             # a blank rationale is refused by the store (tested there); give one
             why = str(step[3]).strip() or "x"
-            records.supersede(db, target, Draft(type="", title=str(step[2])), why)
+            records.supersede(db, target, Draft(type="", title=str(step[2])), why, actor="cli")
         elif current and step[0] == "edit":
-            records.update(db, current[int(str(step[1])) % len(current)], body=str(step[2]))
+            records.update(db, current[int(str(step[1])) % len(current)], body=str(step[2]),
+                           actor="cli")
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -94,7 +94,7 @@ def fill(db: Store, root: Path) -> Data:
     connect = rec.supersede(db, grpc.id, Draft(
         type="", title="Use Connect RPC between the services",
         body="Connect RPC replaced gRPC: browsers can call it.", confidence="explicit",
-        valid_from="2026-03-01T10:00:00Z"), "browsers need to call the services")
+        valid_from="2026-03-01T10:00:00Z"), "browsers need to call the services", actor="cli")
     with db.write():
         graph.link_record(db, connect.id, graph.ensure_node(db, project, "file", "src/api.py"))
     style = rec.add(db, Draft(type="convention", title="Tabs never spaces in Makefiles",
