@@ -14,6 +14,10 @@ import typer
 
 from agentctx import __version__
 from agentctx.cli.common import CliError
+from agentctx.core import config
+from agentctx.core.config import ConfigError
+from agentctx.core.redact import redact
+from agentctx.store.errors import StoreError
 
 app = typer.Typer(
     name="agentctx",
@@ -39,36 +43,40 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
 
 
 def _register() -> None:
-    from agentctx.cli import admin, hooks, install, mcp, records
+    # every command module: loaded when the CLI runs, not on import
+    from agentctx.cli import (
+        admin,
+        bench,
+        consolidate,
+        extract,
+        hooks,
+        install,
+        mcp,
+        profile,
+        records,
+        sync,
+        team,
+        web,
+        why,
+    )
 
     records.register(app)
     admin.register(app)
     mcp.register(app)
     install.register(app)
     hooks.register(app)
-    from agentctx.cli import consolidate, profile
-
     consolidate.register(app)
     profile.register(app)
-    from agentctx.cli import extract
     extract.register(app)
-    from agentctx.cli import bench
     bench.register(app)
-    from agentctx.cli import sync
     sync.register(app)
-    from agentctx.cli import team
     team.register(app)
-    from agentctx.cli import web
     web.register(app)
-    from agentctx.cli import why
     why.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
-    from agentctx.core.config import ConfigError
-    from agentctx.core.redact import redact
-    from agentctx.store.errors import StoreError
 
     _register()
     try:
@@ -91,9 +99,6 @@ def run_cli(argv: list[str] | None = None) -> None:
 
 def _log_crash() -> None:
     try:
-        from agentctx.core import config
-        from agentctx.core.redact import redact
-
         logs = config.ensure_home() / "logs"
         fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         with open(fd, "a", encoding="utf-8") as handle:

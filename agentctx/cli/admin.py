@@ -6,6 +6,7 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.core import config
+from agentctx.ops import teamsync
+from agentctx.ops.export import render_markdown, write_backup
 from agentctx.store import projects as proj
 from agentctx.store import stats
 from agentctx.store.db import Store
@@ -60,14 +63,10 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
 
 def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """What agentctx holds for this project and what it has cost: records, tokens, USD."""
-    from dataclasses import asdict
-
-    from agentctx import team
-
     with open_store() as db:
         current = current_project(db, project)
         data = _status_data(db, current)
-        state = team.status(db, current, os.getcwd())
+        state = teamsync.status(db, current, os.getcwd())
         data["team"] = asdict(state) if state.enabled else None
     if json_out:
         for key in ("merge_candidates", "prune_candidates"):
@@ -240,8 +239,6 @@ def export(project: str | None = ProjectOption,
     if fmt != "md":
         _export_backup(project, out, fmt)
         return
-    from agentctx.ops.export import render_markdown
-
     with open_store() as db:
         text = render_markdown(db, current_project(db, project), include_superseded=superseded)
     if out is None:
@@ -253,19 +250,16 @@ def export(project: str | None = ProjectOption,
 
 def _export_backup(project: str | None, out: Path | None, fmt: str) -> None:
     """``export --format json|jsonl``: every table but the derived ones (atomically to --out)."""
-    from agentctx.team import backupfile
-
     with open_store() as db:
         project_id = proj.get(db, project).id if project else None
-        writer = backupfile.write_jsonl if fmt == "jsonl" else backupfile.write_json
         if out is None:
-            writer(db, sys.stdout, project_id)
+            write_backup(db, sys.stdout, fmt, project_id)
             return
         temp = out.with_name(f".{out.name}.tmp")
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             with open(fd, "w", encoding="utf-8") as handle:
-                count = writer(db, handle, project_id)
+                count = write_backup(db, handle, fmt, project_id)
             os.replace(temp, out)
         except BaseException:
             temp.unlink(missing_ok=True)
@@ -282,7 +276,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
          ) -> None:
     """Build a realistic demo store in a temporary home and open it in the TUI (in a terminal;
     otherwise, or with --no-tui, print its status and export)."""
-    from agentctx import demo as demo_data
+    from agentctx import demo as demo_data  # the demo builder loads only for agentctx demo
 
     base = keep or Path(tempfile.mkdtemp(prefix="agentctx-demo-"))
     if keep and keep.exists() and any(keep.iterdir()):
@@ -296,6 +290,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         typer.echo(f"demo store: {home / config.DB_NAME} (project harbor, {project_id[:12]})",
                    err=True)
         if not no_tui and sys.stdout.isatty() and sys.stdin.isatty():
+            # the TUI (textual) loads only for agentctx tui and demo: a launcher
             from agentctx.tui.app import run_tui
 
             os.chdir(base / "harbor")
@@ -327,6 +322,7 @@ def tui(project: str | None = ProjectOption) -> None:
     injections, CLAUDE.md drift, prompt preview) over the store in AGENTCTX_HOME."""
     if not (sys.stdout.isatty() and sys.stdin.isatty()):
         fail("agentctx tui needs a terminal (stdin and stdout); try 'agentctx status'")
+    # the TUI (textual) loads only for agentctx tui and demo: a launcher
     from agentctx.tui.app import run_tui
 
     run_tui(project=project)

@@ -42,8 +42,12 @@ def coding_command(
     correctness, injection precision on unanswerable prompts, tokens injected per prompt and
     p50 query time — for each tuning file and the held-out prompts separately.
     """
-    from agentctx.benchmarks import coding
+    from agentctx.benchmarks import coding  # the benchmarks load only for agentctx bench
+
+    # the benchmarks load only for agentctx bench
     from agentctx.benchmarks import coding_data as data_splits
+
+    # the benchmarks load only for agentctx bench
     from agentctx.benchmarks.coding_data import DataError
 
     if held_out_only and tuning_only:
@@ -80,7 +84,7 @@ def longmemeval_command(
     One fresh store per question, each turn one record. Reports session-level recall_any@3/5/10,
     turn-level recall and p50 query time per configuration, and the abstention questions.
     """
-    from agentctx.benchmarks import longmemeval
+    from agentctx.benchmarks import longmemeval  # the benchmarks load only for agentctx bench
 
     try:
         path = longmemeval.find_data(data)
@@ -123,7 +127,10 @@ def projects_command(
     only) by prompt kind, and supersession (the record now in force injected; older versions
     never).
     """
+    # the benchmarks load only for agentctx bench
     from agentctx.benchmarks import eval_judgement as judgement
+
+    # the benchmarks load only for agentctx bench
     from agentctx.benchmarks.coding_data import DataError
 
     if show_misses and held_out:

@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 import typer
 
 from agentctx.core import config
+from agentctx.ops.caller import Caller
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store.models import Project
@@ -48,14 +49,16 @@ def current_project(db: Store, ref: str | None) -> Project:
     return proj.resolve(db, os.getcwd()).project
 
 
-def keep_team_file(db: Store, project: Project) -> None:
-    """After a write: bring the working folder's team file in step (projects that keep one);
-    a problem is one note on stderr, never a failed command."""
-    from agentctx import team
+def caller() -> Caller:
+    """The CLI as a writer: source and actor ``cli``, the working folder's worktree."""
+    return Caller.face("cli", os.getcwd())
 
-    result = team.after_write(db, project, os.getcwd())
-    if result is not None and result.problem:
-        typer.echo(f"note: {result.problem}", err=True)
+
+def say_note(note: str | None) -> None:
+    """After a write: why the team file could not follow, as one note on stderr (the write
+    itself succeeded)."""
+    if note:
+        typer.echo(f"note: {note}", err=True)
 
 
 def print_json(value: Any) -> None:

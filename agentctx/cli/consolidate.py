@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
 
-from agentctx.cli.common import JsonOption, ProjectOption, open_store, print_json
-from agentctx.consolidate.run import Report, consolidate
+from agentctx.cli.common import JsonOption, ProjectOption, current_project, open_store, print_json
+from agentctx.consolidate.run import Report
+from agentctx.ops.consolidation import consolidate
 
 
 def consolidate_cmd(
@@ -34,10 +36,8 @@ def consolidate_cmd(
     with open_store() as db:
         scope = None
         if project:
-            from agentctx.cli.common import current_project
-
             scope = [current_project(db, project).id]
-        report = consolidate(db, project_ids=scope, embeddings=not no_embeddings,
+        report = consolidate(db, os.getcwd(), project_ids=scope, embeddings=not no_embeddings,
                              time_limit_s=time_limit, batch_size=batch_size, progress=progress)
     if json_out:
         print_json(report.as_dict())

@@ -19,6 +19,7 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.core import config
+from agentctx.core.ids import parse_time
 from agentctx.extract.run import Outcome, Request, describe, log, run
 
 WATCHDOG_GRACE_S = 15
@@ -134,8 +135,9 @@ def _as_dict(outcome: Outcome) -> dict[str, object]:
 
 
 def _backfill(since: str | None, yes: bool, project_ref: str | None, json_out: bool) -> None:
-    from agentctx.core.ids import parse_time
-    from agentctx.extract import backfill
+    from agentctx.extract import backfill  # backfill's modules load only for --backfill
+
+    # pydantic and the anthropic SDK: loaded only when a model is called
     from agentctx.ml.llm import api_key_from_env
 
     if since:

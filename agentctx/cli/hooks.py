@@ -23,7 +23,9 @@ from agentctx.cli.common import (
 )
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
-from agentctx.store import projects
+from agentctx.core.hooklog import log_problem
+from agentctx.store import projects, sessions
+from agentctx.store import records as rec
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.context.judgement import Decision, Verdict
@@ -64,9 +66,7 @@ def preview(
     """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
     pointer — and why each candidate was or was not (probability, relevance, matched words,
     cosine). Injects and records nothing."""
-    from agentctx.context import judgement
-    from agentctx.store import records as rec
-    from agentctx.store import sessions
+    from agentctx.context import judgement  # the judgement loads only for agentctx preview
 
     if not prompt.strip():
         fail("the prompt is empty: pass the text you would type in Claude Code")
@@ -110,6 +110,7 @@ def preview(
 
 def _listed(verdicts: list[Verdict], limit: int) -> list[Verdict]:
     """Every candidate shown (or cut for room), then up to ``limit`` of the others."""
+    # the judgement loads only for agentctx preview
     from agentctx.context.judgement import CUT, INJECT, POINTER
 
     chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT)]
@@ -121,7 +122,7 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
                   shorts: dict[str, str], decision: Decision, show_text: bool) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    from agentctx.context.judgement import OUTCOMES
+    from agentctx.context.judgement import OUTCOMES  # the judgement loads only for agentctx preview
 
     lines = [f"{project_name}: in full from probability {settings['full_confidence']:.2f}, "
              f"pointers from {settings['pointer_confidence']:.2f}, at most "
@@ -160,7 +161,7 @@ def finish_session(
     transcript: str | None = typer.Option(None, "--transcript", help="Session transcript path."),
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
-    from agentctx.hooks.event import log_problem
+    # the finishing steps load only in the detached finish-session child
     from agentctx.ops import finish
 
     def problem(message: str) -> None:

@@ -11,8 +11,22 @@ import typer
 
 from agentctx.cli.common import JsonOption, YesOption, fail, print_json
 from agentctx.core import config
-from agentctx.install import InstallError, Step
+from agentctx.install import (
+    InstallError,
+    Step,
+    apply_init,
+    apply_uninstall,
+    entries,
+    jsonfile,
+    plan_init,
+    plan_uninstall,
+    plugin,
+    preflight,
+)
 from agentctx.install import jsonfile as jf
+from agentctx.ops import teamsync
+from agentctx.store import Store
+from agentctx.store import projects as proj
 
 HOME_MARKERS = (config.DB_NAME, config.CONFIG_NAME, "install", "logs", "models")
 
@@ -49,16 +63,12 @@ def init(
                                         "project (a git repository)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
-    from agentctx.install import apply_init, plan_init, preflight
 
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
-    if team_file:
-        from agentctx.team import worktree_of
-
-        if worktree_of(os.getcwd()) is None:
-            fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
-                 "changed")
+    if team_file and not teamsync.in_repository(os.getcwd()):
+        fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
+             "changed")
     if download_model and no_embeddings:
         fail("--download-model and --no-embeddings contradict each other; pick one")
     if _plugin_registers(scope, dry_run, no_llm, no_embeddings):
@@ -109,13 +119,12 @@ def init(
 
 
 def _team_on() -> None:
-    from agentctx import team
-    from agentctx.store import Store
-    from agentctx.store import projects as proj
-
     with Store.open() as db:
         project = proj.resolve(db, os.getcwd()).project
-        result = team.turn_on(db, project, os.getcwd())
+        try:
+            result = teamsync.turn_on(db, project, os.getcwd())
+        except teamsync.TeamProblem as exc:
+            fail(str(exc))
     typer.echo(f"team file on for {project.name}: {jf.display(Path(result.path))} "
                "(merged with union in git)")
     if result.problem:
@@ -131,7 +140,6 @@ def _prepare_home(no_llm: bool, no_embeddings: bool) -> Path:
         config.set_value("llm", "off")
     if no_embeddings:
         config.set_value("embeddings", "off")
-    from agentctx.store import Store
 
     Store.open().close()  # creates or upgrades the store now, not in the first hook
     return home
@@ -141,7 +149,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
     """When the agentctx plugin is enabled here, say so and only prepare the home: the plugin
     already registers the hooks and the MCP server, and a second copy would run every hook
     twice. Returns whether it was."""
-    from agentctx.install import entries, jsonfile, plugin
 
     enabled = plugin.enabled_plugins()
     if not enabled:
@@ -167,7 +174,7 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
 
 
 def _download_model() -> None:
-    from agentctx.ml import embedder
+    from agentctx.ml import embedder  # the embedding model's loader loads only for --download-model
 
     typer.echo("downloading the embedding model (one time) …")
     try:
@@ -199,7 +206,6 @@ def uninstall(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
 ) -> None:
     """Remove exactly what 'agentctx init' added; --purge also deletes the home."""
-    from agentctx.install import apply_uninstall, plan_uninstall
 
     try:
         plan = plan_uninstall()
@@ -250,7 +256,7 @@ def doctor(
                                help="Skip the MCP handshake and the hook latency measurement."),
 ) -> None:
     """Check the installation, one line per check (ok / warn / fail) with the fix."""
-    from agentctx.ops import doctor as checks
+    from agentctx.ops import doctor as checks  # the doctor's checks load only for agentctx doctor
 
     results = checks.run_checks(probe=not quick, latency_runs=0 if quick else checks.LATENCY_RUNS)
     failed = any(check.status == checks.FAIL for check in results)

@@ -12,12 +12,23 @@ from typing import Any
 
 import typer
 
-from agentctx.cli.common import JsonOption, YesOption, fail, is_tty, open_store, print_json
+from agentctx.cli.common import (
+    JsonOption,
+    YesOption,
+    caller,
+    fail,
+    is_tty,
+    open_store,
+    print_json,
+    say_note,
+)
+from agentctx.cli.records import edit_in_editor
 from agentctx.core import config
+from agentctx.ops import write_path
 from agentctx.store import records as rec
-from agentctx.store import upkeep
 from agentctx.store.db import Store
 from agentctx.store.models import CONFIDENCES, GLOBAL_PROJECT, Record
+from agentctx.store.selection import Selection
 
 profile_app = typer.Typer(help="The developer profile: preferences that follow you across "
                                "projects.", no_args_is_help=True)
@@ -49,8 +60,9 @@ def show(all_: bool = typer.Option(False, "--all", help="Also list cleared and s
     """List the developer's global preferences: those in every digest, then the inferred ones."""
     needed = config.Config.load().get_int("reinforce_sessions")
     with open_store() as db:
-        found = rec.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
-                                 include_superseded=all_)
+        found = rec.list_records(db,
+                                 Selection(project_id=GLOBAL_PROJECT, types=("preference",),
+                                           state=("all" if all_ else "current")))
         shorts = rec.short_ids(db, [r.id for r in found])
     entries = [_entry(r, shorts[r.id], needed) for r in found]
     if json_out:
@@ -102,14 +114,14 @@ def edit(
         if not record.current:
             fail(f"{record.id} is no longer current; edit its successor instead")
         if title is None and body is None and confidence is None:
-            from agentctx.cli.records import edit_in_editor
-
             title, body = edit_in_editor(record.title, record.body, record.id)
             if title == record.title and body == record.body:
                 typer.echo("no change")
                 return
-        updated = rec.update(db, record.id, title=title, body=body, confidence=confidence,
-                             actor="cli")
+        changed = write_path.change(db, caller(), record.id, title=title, body=body,
+                                    confidence=confidence)
+    say_note(changed.note)
+    updated = changed.record
     if updated == record:
         typer.echo("no change")
         return
@@ -135,7 +147,7 @@ def clear(
                 fail("clearing needs confirmation: pass --yes")
             typer.confirm(f"Clear {record.id[:10]} {record.title!r} from the developer profile?",
                           abort=True)
-        upkeep.retire(db, record.id, why, actor="cli")
+        say_note(write_path.retire(db, caller(), record.id, why).note)
     typer.echo(f"cleared {record.id}: it is no longer injected; 'agentctx history {record.id[:10]}'"
                " still shows it")
 

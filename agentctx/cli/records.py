@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import typer
 
@@ -12,18 +11,22 @@ from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
     YesOption,
+    caller,
     current_project,
     fail,
-    keep_team_file,
     open_store,
     print_json,
+    say_note,
 )
 from agentctx.core import config
-from agentctx.store import chains, details, graph
+from agentctx.ops import find, write_path
+from agentctx.ops.edit_text import EditorError
+from agentctx.ops.edit_text import edit_in_editor as run_editor
+from agentctx.store import chains, details
 from agentctx.store import records as rec
-from agentctx.store import search as srch
-from agentctx.store.db import Store
-from agentctx.store.models import RECORD_TYPES, Draft
+from agentctx.store.models import RECORD_TYPES, Draft, Record
+from agentctx.store.search import Query
+from agentctx.store.selection import Selection
 
 _TYPES_HELP = "Record type: " + ", ".join(RECORD_TYPES) + "."
 
@@ -60,16 +63,11 @@ def record(
     with open_store() as db:
         proj = current_project(db, project)
         draft = Draft(type=_check_type(type_), title=title, body=_body(body), scope=scope,
-                      key=key, confidence=confidence, source="cli", valid_from=valid_from,
-                      pinned=pin)
-        with db.write():
-            created = rec.add(db, draft, project_id=proj.id)
-            for name in files:
-                kind = "module" if name.endswith("/") or "." not in Path(name).name else "file"
-                node = graph.ensure_node(db, created.project_id, kind,
-                                         graph.relative_name(name, proj.root).rstrip("/"))
-                graph.link_record(db, created.id, node)
-        keep_team_file(db, proj)
+                      key=key, confidence=confidence, valid_from=valid_from, pinned=pin)
+        written = write_path.record(db, caller(), proj, draft,
+                                    [write_path.link_of(name, proj.root) for name in files])
+        created = written.record
+        say_note(written.note)
         if json_out:
             print_json(render.record_dict(created))
         else:
@@ -90,12 +88,10 @@ def list_cmd(
         _check_type(type_)
     with open_store() as db:
         proj = current_project(db, project)
-        if as_of:
-            found = rec.as_of(db, proj.id, as_of, types=types)[:limit]
-        else:
-            found = rec.list_records(db, project_id=proj.id, types=types, include_global=True,
-                                     include_superseded=superseded, pinned_only=pinned,
-                                     limit=limit)
+        found = rec.list_records(db, Selection(project_id=proj.id, include_global=True,
+                                               types=tuple(types), pinned=pinned, as_of=as_of,
+                                               state="all" if superseded else "current"),
+                                 limit=limit)
         shorts = rec.short_ids(db, [r.id for r in found])
         if json_out:
             print_json([render.record_dict(r, shorts[r.id]) for r in found])
@@ -127,20 +123,18 @@ def search(
         _check_type(type_)
     with open_store() as db:
         project_id = None if all_projects else current_project(db, project).id
-        request = srch.Query(text=query, project_id=project_id, types=tuple(types), file=file,
-                             include_superseded=superseded, as_of=as_of, limit=limit,
-                             backend=config.Config.load().get_str("search"))
-        if keyword:
-            hits, mode = srch.search(db, request), "keyword (--keyword)"
-        else:
-            from agentctx.store.hybrid import search_stored
-
-            hits, mode = search_stored(db, request)
+        request = Query(query, Selection(project_id=project_id, include_global=True,
+                                         types=tuple(types), file=file, as_of=as_of,
+                                         state="all" if superseded else "current"),
+                        limit=limit, backend=config.Config.load().get_str("search"))
+        found = find.search(db, request,
+                                  None if keyword else find.stored_vectors(db))
+        hits = found.hits
         shorts = rec.short_ids(db, [h.record.id for h in hits])
         if json_out:
             print_json([{**render.record_dict(h.record, shorts[h.record.id]),
                          "rank": h.rank, "relevance": h.relevance, "matched": list(h.matched),
-                         "mode": mode.split(" ")[0]} for h in hits])
+                         "mode": found.mode} for h in hits])
             return
         if not hits:
             typer.echo("no matches")
@@ -174,17 +168,14 @@ def edit(
             if title == record.title and body == record.body:
                 typer.echo("no change")
                 return
-        updated = rec.update(db, record.id, title=title, body=_body(body) if body else body,
-                             actor="cli")
-        _keep_team_file_of(db, updated.project_id)
-        typer.echo(f"updated {updated.id}")
+        changed = write_path.edit(db, caller(), record.id, title=title,
+                                  body=_body(body) if body else body)
+    say_note(changed.note)
+    typer.echo(f"updated {changed.record.id}")
 
 
 def edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
     """Edit a record's title and body in ``$EDITOR``; one clear line when that fails."""
-    from agentctx.ops.edit_text import EditorError
-    from agentctx.ops.edit_text import edit_in_editor as run_editor
-
     try:
         return run_editor(title, body, record_id)
     except EditorError as exc:
@@ -210,35 +201,34 @@ def supersede(
     if (body is None) == (with_id is None):
         fail("give either --body for a new record or --with for an existing one")
     with open_store() as db:
-        old = rec.get(db, record_id)
         successor: Draft | str
         if with_id:
             successor = with_id
         else:
-            successor = Draft(type="", title=title or "", body=_body(body), source="cli",
+            successor = Draft(type="", title=title or "", body=_body(body),
                               confidence="explicit", valid_from=valid_from)
-        new = rec.supersede(db, old.id, successor, why, actor="cli")
-        _keep_team_file_of(db, new.project_id)
-        if json_out:
-            print_json(render.record_dict(new))
-        else:
-            typer.echo(f"{old.id} superseded by {new.id}")
+        done = write_path.supersede(db, caller(), record_id, successor, why)
+    say_note(done.note)
+    if json_out:
+        print_json(render.record_dict(done.new))
+    else:
+        typer.echo(f"{done.old.id} superseded by {done.new.id}")
 
 
 def pin(record_id: str = typer.Argument(..., help="Record id or prefix.")) -> None:
     """Pin a record: always ranked first, never pruned."""
     with open_store() as db:
-        pinned = rec.set_pinned(db, record_id, True)
-        _keep_team_file_of(db, pinned.project_id)
-        typer.echo(f"pinned {pinned.id}")
+        changed = write_path.pin(db, caller(), record_id, True)
+    say_note(changed.note)
+    typer.echo(f"pinned {changed.record.id}")
 
 
 def unpin(record_id: str = typer.Argument(..., help="Record id or prefix.")) -> None:
     """Unpin a record."""
     with open_store() as db:
-        unpinned = rec.set_pinned(db, record_id, False)
-        _keep_team_file_of(db, unpinned.project_id)
-        typer.echo(f"unpinned {unpinned.id}")
+        changed = write_path.pin(db, caller(), record_id, False)
+    say_note(changed.note)
+    typer.echo(f"unpinned {changed.record.id}")
 
 
 def history(record_id: str = typer.Argument(..., help="Any record of the chain."),
@@ -259,27 +249,26 @@ def history(record_id: str = typer.Argument(..., help="Any record of the chain."
 
 def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
            yes: bool = YesOption) -> None:
-    """Delete a record everywhere (for a leaked secret or a mistake). Cannot be undone."""
+    """Delete a record everywhere (for a leaked secret or a mistake). Cannot be undone. When it
+    had replaced an older version, that version becomes current again: the question says so."""
     with open_store() as db:
-        record = rec.get(db, record_id)
-        if not yes and not typer.confirm(
-                f"Forget {record.id} ({record.type}: {record.title!r}) everywhere? "
-                "This cannot be undone", default=False):
+        record, again = write_path.forgetting(db, record_id)
+        question = f"Forget {record.id} ({record.type}: {record.title!r}) everywhere?"
+        if again:
+            question += " " + current_again_line(again)
+        if not yes and not typer.confirm(question + " This cannot be undone", default=False):
             fail("nothing forgotten")
-        rec.forget(db, record.id, actor="cli")
-        _keep_team_file_of(db, record.project_id)
-        typer.echo(f"forgot {record.id}")
+        gone = write_path.forget(db, caller(), record.id)
+    say_note(gone.note)
+    typer.echo(f"forgot {gone.record.id}")
+    if gone.current_again:
+        typer.echo(current_again_line(gone.current_again))
 
 
-def _keep_team_file_of(db: Store, project_id: str) -> None:
-    from agentctx.store import projects as proj
-    from agentctx.store.errors import NotFound
-
-    try:
-        project = proj.get(db, project_id)
-    except NotFound:  # the global profile: no team file
-        return
-    keep_team_file(db, project)
+def current_again_line(records: tuple[Record, ...]) -> str:
+    """What becomes current again when a successor goes: each record's id and title."""
+    named = "; ".join(f"{r.id} ({r.type}: {r.title!r})" for r in records)
+    return f"Current again: {named}."
 
 
 def register(app: typer.Typer) -> None:

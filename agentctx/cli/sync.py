@@ -82,7 +82,10 @@ def _dismissals(db: Store, project: Project, dismiss: list[str], undismiss: list
     done: list[dict[str, object]] = []
     for ref, undo in [(r, False) for r in dismiss] + [(r, True) for r in undismiss]:
         try:
-            record, changed = (drift.undismiss if undo else drift.dismiss)(db, project, ref)
+            if undo:
+                record, changed = drift.undismiss(db, project, ref)
+            else:
+                record, changed = drift.dismiss(db, project, ref, actor="cli")
         except InvalidRecord as exc:
             fail(str(exc))
         done.append({"id": record.id, "title": record.title,

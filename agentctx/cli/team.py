@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from agentctx import team
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
+    caller,
     current_project,
     fail,
     open_store,
     print_json,
+    say_note,
 )
-from agentctx.core import safeio
+from agentctx.ops import teamsync
+from agentctx.ops.teamsync import Conflict, ImportReport, SyncResult, TeamProblem, TeamStatus
+from agentctx.store import projects as proj
 from agentctx.store.db import Store
-from agentctx.store.errors import InvalidRecord, StoreError
+from agentctx.store.dump import LoadReport
 from agentctx.store.models import Project
-from agentctx.team import fileio
-
-TEAM_FILE_MAX = safeio.SHARED_FILE_MAX
-BACKUP_MAX = 4_000_000_000  # a whole store as JSON: read only when it is a regular file
 
 team_app = typer.Typer(help="The team file .agentctx/context.md, shared in git.",
                        no_args_is_help=True)
@@ -34,14 +34,14 @@ def _project_here(db: Store, ref: str | None) -> Project:
     return current_project(db, ref)
 
 
-def _conflict_lines(conflicts: tuple[team.Conflict, ...]) -> list[str]:
+def _conflict_lines(conflicts: tuple[Conflict, ...]) -> list[str]:
     return [f"  conflict {c.id}" + (f" ({c.title})" if c.title else "")
             + (f" local rev {c.local_revision}, file rev {c.file_revision}"
                if c.local_revision or c.file_revision else "") + f": {c.reason}"
             for c in conflicts]
 
 
-def _say_sync(result: team.SyncResult) -> None:
+def _say_sync(result: SyncResult) -> None:
     if result.imported is not None and result.imported.changes:
         typer.echo(f"imported {result.imported.changes} teammates' changes from {result.path}")
     for line in _conflict_lines(result.imported.conflicts if result.imported else ()):
@@ -57,8 +57,8 @@ def team_on() -> None:
     with open_store() as db:
         project = _project_here(db, None)
         try:
-            result = team.turn_on(db, project, os.getcwd())
-        except (team.NotInRepository, team.TeamFileUnusable) as exc:
+            result = teamsync.turn_on(db, project, os.getcwd())
+        except TeamProblem as exc:
             fail(str(exc))
     typer.echo(f"team file on for {project.name}; .gitattributes merges it with union")
     _say_sync(result)
@@ -69,14 +69,12 @@ def team_off() -> None:
     """Stop keeping the team file (the file and .gitattributes stay as they are)."""
     with open_store() as db:
         project = _project_here(db, None)
-        was_on = team.turn_off(db, project)
+        was_on = teamsync.turn_off(db, project)
     typer.echo(f"team file off for {project.name}" if was_on
                else f"the team file was not on for {project.name}")
 
 
-def _status_dict(state: team.TeamStatus) -> dict[str, Any]:
-    from dataclasses import asdict
-
+def _status_dict(state: TeamStatus) -> dict[str, Any]:
     return asdict(state)
 
 
@@ -84,7 +82,7 @@ def _status_dict(state: team.TeamStatus) -> dict[str, Any]:
 def team_status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> None:
     """Whether this worktree's team file is in step with the store (exit 1 when it is not)."""
     with open_store() as db:
-        state = team.status(db, _project_here(db, project), os.getcwd())
+        state = teamsync.status(db, _project_here(db, project), os.getcwd())
     if json_out:
         print_json(_status_dict(state))
     else:
@@ -107,10 +105,8 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
     """Import what the team file holds that the store lacks, then rewrite it if it changed."""
     folder = str(cwd or os.getcwd())
     with open_store() as db:
-        from agentctx.store import projects as proj
-
         project = proj.resolve(db, folder).project
-        result = team.sync(db, project, folder)
+        result = teamsync.sync(db, project, folder)
     if result.skipped:
         if not quiet:
             typer.echo(f"the team file is off for {project.name} ('agentctx team on')")
@@ -119,23 +115,6 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
     if quiet and not result.problem and not conflicts:
         return
     _say_sync(result)
-
-
-def _format_of(path: Path, given: str | None) -> str:
-    from agentctx.team.backupfile import FORMATS
-
-    if given is not None:
-        if given not in FORMATS:
-            fail(f"--format takes {', '.join(FORMATS)}, not {given!r}")
-        return given
-    suffix = path.suffix.lower().lstrip(".")
-    if suffix in ("md", "markdown"):
-        return "md"
-    if suffix in ("json", "jsonl"):
-        return suffix
-    if suffix == "ndjson":
-        return "jsonl"
-    return fail(f"cannot tell the format of {path} from its extension; add --format md|json|jsonl")
 
 
 def import_cmd(
@@ -147,43 +126,19 @@ def import_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """Read a team file (into the current project) or a backup (into the store)."""
-    guard: Path | None
-    if path is None:
-        with open_store() as db:
-            here = _project_here(db, project)
-            path, guard = team.file_for(here, os.getcwd()), team.root_for(here, os.getcwd())
-    else:
-        guard = None
-    kind = _format_of(path, fmt)
-    if kind == "md" and guard is None:
-        guard = team.guard_of(path)  # a team file inside a worktree must stay inside it
-    try:
-        data = fileio.read(path, guard, TEAM_FILE_MAX if kind == "md" else BACKUP_MAX,
-                                what="the team file" if kind == "md" else "the backup")
-        if data is None:
-            fail(f"no file {path}")
-        text = data.decode("utf-8")
-    except team.TeamFileUnusable as exc:
-        fail(str(exc))
-    except UnicodeDecodeError as exc:
-        fail(f"cannot read {path}: {exc}")
-    if kind == "md":
-        _import_team_file(path, text, project, json_out)
-    else:
-        _import_backup(path, text, kind, json_out)
-
-
-def _import_team_file(path: Path, text: str, project: str | None, json_out: bool) -> None:
-    from dataclasses import asdict
-
     with open_store() as db:
-        target = _project_here(db, project)
         try:
-            report = team.import_text(db, target, text, str(path))
-        except team.TeamFileError as exc:
-            fail(f"{path}: {exc}; nothing was imported")
-        except InvalidRecord as exc:
-            fail(f"{path}: {exc}; nothing was imported")
+            done = teamsync.import_file(db, caller(), path, fmt, project)
+        except TeamProblem as exc:
+            fail(str(exc))
+    say_note(done.note)
+    if done.team_file is not None:
+        _say_team_import(done.path, done.team_file, json_out)
+    elif done.backup is not None:
+        _say_backup(done.path, done.backup, json_out)
+
+
+def _say_team_import(path: str, report: ImportReport, json_out: bool) -> None:
     if json_out:
         print_json({**asdict(report), "changes": report.changes})
     else:
@@ -205,18 +160,7 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
         raise typer.Exit(1)
 
 
-def _import_backup(path: Path, text: str, kind: str, json_out: bool) -> None:
-    from agentctx.team import backupfile
-
-    try:
-        rows = backupfile.read_jsonl(text) if kind == "jsonl" else backupfile.read_json(text)
-    except backupfile.BackupError as exc:
-        fail(f"{path}: {exc}; nothing was imported")
-    with open_store() as db:
-        try:
-            report = backupfile.load(db, rows)
-        except StoreError as exc:
-            fail(f"{path}: {exc}; nothing was imported")
+def _say_backup(path: str, report: LoadReport, json_out: bool) -> None:
     added, skipped = sum(report.added.values()), sum(report.skipped.values())
     if json_out:
         print_json({"added": report.added, "skipped": report.skipped})

@@ -32,13 +32,14 @@ def web(
 ) -> None:
     """Serve the local web view on 127.0.0.1 until Ctrl-C: search, chains and file graph,
     profile, sessions and token cost, drift; pin, edit and supersede records."""
-    from agentctx.web import server as web_server
+    # the web view loads only for agentctx web: a launcher
+    from agentctx.web.server import WebError, configured, serve
 
     with open_store() as db:
         project_id = current_project(db, project).id
     try:
-        running, note = web_server.configured(None, project_id, port)
-    except web_server.WebError as exc:
+        running, note = configured(None, project_id, port)
+    except WebError as exc:
         fail(str(exc))
     if note:
         typer.echo(f"agentctx web: {note}")
@@ -49,10 +50,10 @@ def web(
                    f"`ssh -L {running.port}:127.0.0.1:{running.port} {socket.gethostname()}` "
                    f"and open {running.url}")
     if not (no_open or remote or not has_display()):
-        import webbrowser
+        import webbrowser  # only when a browser is opened
 
         webbrowser.open(running.url)
-    web_server.serve(running)
+    serve(running)
     typer.echo("agentctx web: stopped")
 
 

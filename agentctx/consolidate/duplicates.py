@@ -29,9 +29,10 @@ the same key words pair.
 
 A near-duplicate pair is stored as a ``near_duplicate`` edge (weight = cosine) and listed by
 :func:`agentctx.consolidate.merge_candidates`. When a judge (a low-temperature model call) is
-available it decides: *same* → the older record is superseded by the newer one (the store's time
-rule: a successor is never older than what it supersedes), which inherits the pin, the strongest
-confidence and the reinforcement count, so nothing of value is lost and nothing is deleted;
+available it decides: *same* → the pair is merged by the caller's merge (the use-case layer's:
+the older record is superseded by the newer one — the store's time rule: a successor is never
+older than what it supersedes —, which inherits the pin, the strongest confidence, the
+reinforcement count and the links, so nothing of value is lost and nothing is deleted);
 *distinct* → the pair is remembered and never asked about again.
 """
 
@@ -42,7 +43,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from agentctx.store import records as rec
-from agentctx.store import upkeep
+from agentctx.store import upkeep, vectors
 from agentctx.store.db import Store
 from agentctx.store.models import Record
 from agentctx.store.textproc import STOP_WORDS, tokens
@@ -55,7 +56,6 @@ DISTINCTIVE_SHARE = 0.2
 MIN_JACCARD = 0.3
 SAME_BODY_MIN_TERMS = 3
 BLOCK_ROWS = 1024  # rows of the similarity matrix computed at once
-_CONFIDENCE_RANK = {"inferred": 0, "reinforced": 1, "explicit": 2}
 
 
 class Verdict(NamedTuple):
@@ -166,7 +166,7 @@ def similar_pairs(matrix: npt.NDArray[np.float32], threshold: float,
 
     Rows are unit vectors; the matrix product is taken in blocks so memory stays bounded.
     """
-    import numpy as np
+    import numpy as np  # numpy: loaded only when vectors are computed
 
     count = matrix.shape[0]
     found: list[tuple[int, int, float]] = []
@@ -191,7 +191,6 @@ class ScanResult(NamedTuple):
 
 def scan(db: Store, model: str, project_id: str, threshold: float) -> ScanResult:
     """Find near-duplicates among the current records of one project and store them as links."""
-    from agentctx.store import vectors
 
     pks, types, matrix = vectors.current_matrix(db, model, project_ids=[project_id])
     if not pks:
@@ -222,27 +221,15 @@ def scan(db: Store, model: str, project_id: str, threshold: float) -> ScanResult
     return ScanResult(len(pks), similar, len(pairs), new)
 
 
-def merge(db: Store, pair: upkeep.NearDuplicate, reason: str) -> Record:
-    """Supersede the older record of a confirmed pair by the newer; returns the survivor.
-
-    The survivor inherits the pin, the strongest confidence and the summed reinforcement count
-    (audited edits); both changes commit together.
-    """
-    older, newer = pair.first, pair.second
-    with db.write():
-        rationale = (f"near-duplicate merged by consolidation (cosine {pair.cosine:.3f}, lexical "
-                     f"overlap {pair.overlap:.2f}): {reason}".strip())
-        survivor = rec.supersede(db, older.id, newer.id, rationale, actor="consolidate")
-        confidence = max((older.confidence, newer.confidence),
-                         key=lambda c: _CONFIDENCE_RANK.get(c, 0))
-        return rec.update(
-            db, survivor.id, pinned=older.pinned or newer.pinned, confidence=confidence,
-            reinforce_count=older.reinforce_count + newer.reinforce_count, actor="consolidate")
+Merge = Callable[[Store, upkeep.NearDuplicate, str], Record]
+"""Merges a confirmed pair (with the judge's reason) and returns the survivor: the use-case
+layer's merge, with its caller's actor (:func:`agentctx.ops.write_path.merge_pair`)."""
 
 
-def review(db: Store, project_id: str | None, judge: Judge, *, limit: int,
+def review(db: Store, project_id: str | None, judge: Judge, merge: Merge, *, limit: int,
            deadline: Callable[[], bool]) -> tuple[int, int]:
-    """Ask ``judge`` about up to ``limit`` candidate pairs; returns (merged, judged distinct)."""
+    """Ask ``judge`` about up to ``limit`` candidate pairs and ``merge`` those it confirms;
+    returns (merged, judged distinct)."""
     merged = distinct = 0
     asked = 0
     for pair in upkeep.near_duplicates(db, project_id):

@@ -57,6 +57,7 @@ def llm_judge(db: Store, cfg: config.Config | None = None, *,
     cfg = cfg or config.Config.load()
     if not cfg.get_bool("llm"):
         return None
+    # pydantic and the anthropic SDK: loaded only when a model is called
     from agentctx.ml.llm import (
         Deadline,
         LLMError,

@@ -13,9 +13,12 @@ Steps, in order (each checks the time box before it starts and between batches):
    **query-model** — write (or confirm) the model's query side file, which lets the per-prompt
    hook embed a prompt without numpy (:mod:`agentctx.consolidate.query_side_file`).
 2. **duplicates** — near-duplicate scan per project and type; confirmed pairs are merged when a
-   judge is available, otherwise they stay merge candidates.
+   judge is available (through the caller's merge: the use-case layer's write path),
+   otherwise they stay merge candidates.
 3. **scores** — decay scores and ``low_score_since`` of every current record.
 4. **archive** — records superseded more than ``archive_after_days`` ago move to the archive.
+   **team** — each opted-in project's team file brought in step, through the caller's team step
+   (:mod:`agentctx.ops.consolidation` passes the use-case layer's, for its folder).
 5. **index** — bring the sqlite-vec index in line (when this Python can load it).
 6. **drift** — each project's CLAUDE.md drift scan (:mod:`agentctx.drift`) against the memory
    files at its root, with the model's vectors when there are some; stores the drift scores the
@@ -30,23 +33,38 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentctx import drift
+from agentctx.consolidate import duplicates, scores
+from agentctx.consolidate.query_side_file import ensure
+from agentctx.consolidate.rank import ranker
+from agentctx.context import digest
 from agentctx.core import config
+from agentctx.core.background import exclusive
 from agentctx.core.ids import now as clock_now
 from agentctx.core.ids import to_iso
+from agentctx.ml.embedder import EMBED_TEXT_FORMAT, embedding_text, load_model
 from agentctx.store import projects as proj
-from agentctx.store import upkeep, vectors
+from agentctx.store import teamstate, upkeep, vectors
 from agentctx.store.db import Store
+from agentctx.store.errors import NotFound
 from agentctx.store.models import GLOBAL_PROJECT, Project
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.consolidate.duplicates import Judge
+    from agentctx.consolidate.duplicates import Judge, Merge
     from agentctx.ml.embedder import EmbeddingModel
+    from agentctx.team import SyncResult
+
+TeamStep = Callable[[Store, str], "SyncResult | None"]
+"""Brings one project's team file in step after the run's writes (the use-case layer's, for
+its caller's folder); ``None`` when the project keeps none."""
 
 log = logging.getLogger("agentctx.consolidate")
 
@@ -103,6 +121,7 @@ class _Clock:
 def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
                 cfg: config.Config | None = None, embeddings: bool = True,
                 model: EmbeddingModel | None = None, judge: Judge | str | None = "auto",
+                merge: Merge | None = None, team: TeamStep | None = None,
                 time_limit_s: float | None = None, batch_size: int = DEFAULT_BATCH,
                 progress: Progress | None = None, now: datetime | None = None) -> Report:
     """Run consolidation under the ``consolidate`` lock; see the module docstring.
@@ -111,9 +130,11 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
     ``None`` means every project. ``embeddings=False`` skips every vector step (everything keeps
     working on full-text search). ``model`` overrides the configured model (tests, benchmarks);
     ``judge`` confirms merges: ``"auto"`` uses the configured model when the ``llm`` knob is on
-    and an API key is set, ``None`` never merges (near-duplicates stay candidates).
+    and an API key is set, ``None`` never merges (near-duplicates stay candidates). ``merge``
+    and ``team`` are the caller's write path (:mod:`agentctx.ops.consolidation` passes them):
+    without ``merge`` no pair is merged (the judge is not asked), without ``team`` no team file
+    is touched.
     """
-    from agentctx.core.background import exclusive
 
     with exclusive(LOCK_NAME) as mine:
         if not mine:
@@ -121,18 +142,21 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
                           skipped="another consolidation is running")
         cfg = cfg or config.Config.load()
         if judge == "auto":
+            # pydantic and the anthropic SDK: loaded only when a model is called
             from agentctx.consolidate.judge import llm_judge
 
             judge = llm_judge(db, cfg)
         return _run(db, project_ids=project_ids, cfg=cfg, embeddings=embeddings, model=model,
-                    judge=judge if callable(judge) else None, time_limit_s=time_limit_s,
+                    judge=judge if callable(judge) and merge is not None else None, merge=merge,
+                    team=team, time_limit_s=time_limit_s,
                     batch_size=max(1, batch_size), progress=progress or (lambda _line: None),
                     now=now or clock_now())
 
 
 def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, embeddings: bool,
-         model: EmbeddingModel | None, judge: Judge | None, time_limit_s: float | None,
-         batch_size: int, progress: Progress, now: datetime) -> Report:
+         model: EmbeddingModel | None, judge: Judge | None, merge: Merge | None,
+         team: TeamStep | None, time_limit_s: float | None, batch_size: int, progress: Progress,
+         now: datetime) -> Report:
     clock = _Clock(time_limit_s if time_limit_s is not None
                    else cfg.get_int("consolidate_time_limit_s"))
     report = Report(started_at=to_iso(now))
@@ -153,8 +177,6 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
     if embeddings and cfg.get_bool("embeddings"):
         if model is None:
-            from agentctx.ml.embedder import load_model
-
             model = load_model(cfg)
         report.embeddings = "on" if model else "the embedding model is unavailable (see the log)"
     else:
@@ -166,12 +188,12 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
     if model is not None:
         steps += [("embed", lambda: _embed(db, model, scope, batch_size, clock, report, progress)),
                   ("query-model", lambda: _query_model(db, model, report, progress)),
-                  ("duplicates", lambda: _duplicates(db, model, scope, cfg, judge, clock, report,
-                                                     progress))]
+                  ("duplicates", lambda: _duplicates(db, model, scope, cfg, judge, merge, clock,
+                                                     report, progress))]
     steps += [("scores", lambda: _scores(db, scope, cfg, now, clock, report, progress)),
               ("archive", lambda: _archive(db, scope, cfg, now, batch_size, clock, report,
                                            progress)),
-              ("team", lambda: _team_files(db, scope, report, progress))]
+              ("team", lambda: _team_files(db, scope, team, report, progress))]
     if model is not None:
         steps.append(("index", lambda: _index(db, model, progress)))
     steps.append(("drift", lambda: _drift(db, scope, model, clock, report, progress)))
@@ -188,7 +210,6 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
 def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
            clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.ml.embedder import EMBED_TEXT_FORMAT, embedding_text
 
     with db.write():
         requeued = vectors.requeue_other_format(db, EMBED_TEXT_FORMAT)
@@ -211,8 +232,6 @@ def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_
 
 
 def _query_model(db: Store, model: EmbeddingModel, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.query_side_file import ensure
-
     report.query_model = ensure(db, model)
     progress(f"query side file: {report.query_model}")
     return True
@@ -233,7 +252,6 @@ def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
 def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
     """The real projects of ``scope`` (not the global pseudo-project; one deleted meanwhile is
     passed over)."""
-    from agentctx.store.errors import NotFound
 
     for project_id in _scope_projects(db, scope):
         if project_id == GLOBAL_PROJECT:
@@ -246,9 +264,8 @@ def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
 
 
 def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
-                cfg: config.Config, judge: Judge | None, clock: _Clock, report: Report,
-                progress: Progress) -> bool:
-    from agentctx.consolidate import duplicates
+                cfg: config.Config, judge: Judge | None, merge: Merge | None, clock: _Clock,
+                report: Report, progress: Progress) -> bool:
 
     threshold = cfg.get_float("near_duplicate_cosine")
     for project_id in _scope_projects(db, scope):
@@ -257,9 +274,9 @@ def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
         found = duplicates.scan(db, model.name, project_id, threshold)
         report.near_duplicates += found.candidates
         report.new_candidates += found.new
-        if judge is not None and found.candidates:
+        if judge is not None and merge is not None and found.candidates:
             merged, distinct = duplicates.review(
-                db, project_id, judge, limit=MERGE_REVIEWS_PER_RUN - report.merged
+                db, project_id, judge, merge, limit=MERGE_REVIEWS_PER_RUN - report.merged
                 - report.judged_distinct, deadline=clock.over)
             report.merged += merged
             report.judged_distinct += distinct
@@ -270,7 +287,6 @@ def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
 
 def _scores(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: datetime,
             clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate import scores
 
     scored, changed, finished = scores.update(db, scope, threshold=cfg.get_float("prune_score"),
                                               now=now, deadline=clock.over)
@@ -295,10 +311,6 @@ def _archive(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: da
 
 def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None, clock: _Clock,
            report: Report, progress: Progress) -> bool:
-    import os
-    from pathlib import Path
-
-    from agentctx import drift
 
     encoder = drift.encoder_for(db, model)
     for project in _projects(db, scope):
@@ -318,25 +330,17 @@ def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
     return True
 
 
-def _team_files(db: Store, scope: Sequence[str] | None, report: Report,
+def _team_files(db: Store, scope: Sequence[str] | None, team: TeamStep | None, report: Report,
                 progress: Progress) -> bool:
-    """Bring the team file of each opted-in project in step: the one of the working folder's
-    worktree when it belongs to the project, else the one at the project's root."""
-    import os
+    """Bring the team file of each opted-in project in step, through the caller's ``team``."""
 
-    from agentctx import team
-    from agentctx.store import teamstate
-    from agentctx.store.errors import NotFound
-
+    if team is None:
+        return True
     wanted = set(teamstate.enabled_projects(db))
     for project_id in _scope_projects(db, scope):
         if project_id not in wanted:
             continue
-        try:
-            project = proj.get(db, project_id)
-        except NotFound:
-            continue
-        result = team.after_write(db, project, os.getcwd())
+        result = team(db, project_id)
         if result is not None and result.written:
             report.team_files += 1
         if result is not None and result.problem:
@@ -347,8 +351,6 @@ def _team_files(db: Store, scope: Sequence[str] | None, report: Report,
 
 def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
              cfg: config.Config, clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.rank import ranker
-    from agentctx.context import digest
 
     prompts = cfg.get_int("recent_prompts")
     for project in _projects(db, scope):

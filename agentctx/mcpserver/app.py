@@ -35,6 +35,7 @@ from pydantic import Field
 from agentctx import __version__
 from agentctx.core import config
 from agentctx.core.config import Config, ConfigError
+from agentctx.core.redact import redact
 from agentctx.mcpserver import service
 from agentctx.mcpserver.semantic import ModelLoader, Semantic, default_model_loader
 from agentctx.store import projects
@@ -120,7 +121,7 @@ def create_server(state: ServerState | None = None) -> MCPServer:
             where = await _where(ctx, db)
             query_ = service.build_query(where, query, type_=type, file=file, scope=scope,
                                          as_of=as_of, limit=limit, backend=own.search_backend)
-            vector = await own.semantic.vector_side(db, query_)
+            vector = await own.semantic.vector_side(db)
             return service.search(db, where, query_, vector)
 
     async def ctx_get(
@@ -166,6 +167,7 @@ def create_server(state: ServerState | None = None) -> MCPServer:
         with _errors():
             db = own.store()
             where = await _where(ctx, db)
+            # drift loads with the first call that needs it: the server starts fast
             from agentctx.drift import encoder_for
 
             encoder = encoder_for(db, await own.semantic.model())
@@ -286,8 +288,6 @@ class _RedactingFormatter(logging.Formatter):
     """Log lines (tracebacks included) pass through the one redactor, like every other log."""
 
     def format(self, record: logging.LogRecord) -> str:
-        from agentctx.core.redact import redact
-
         return redact(super().format(record))
 
 

@@ -7,6 +7,10 @@ threads), and a search waits for them only a bounded time — the first load up 
 (the previous vectors, or keyword search alone). The vectors are reloaded when the store's
 fingerprint moves (record changes or new embeddings). When embeddings are off, the model is
 unavailable or no record has a vector yet, there is no vector side and search is keyword-only.
+
+A query is embedded from the model's query side file when consolidation registered one for the
+same model (as the CLI, the TUI and the web view embed it), else by the model itself, so every
+face's search gives the same hits over the same store.
 """
 
 from __future__ import annotations
@@ -22,15 +26,9 @@ import anyio
 
 from agentctx.core.config import Config
 from agentctx.ml.embedder import query_text
+from agentctx.store import querymodel
 from agentctx.store.db import Store
-from agentctx.store.hybrid import (
-    MIN_COSINE,
-    VectorIndex,
-    VectorSide,
-    fingerprint,
-    project_scope,
-)
-from agentctx.store.search import Query
+from agentctx.store.hybrid import IndexedVectors, VectorIndex, VectorSide, fingerprint
 
 FIRST_WAIT_S = 5.0
 RELOAD_WAIT_S = 2.0
@@ -61,6 +59,7 @@ def default_model_loader(cfg: Config | None = None) -> ModelLoader:
     """A loader of the configured model; ``None`` when embeddings are off or it is not on disk."""
 
     def load() -> EmbeddingModel | None:
+        # model2vec loads on the worker thread, never at server start
         from agentctx.ml.embedder import load_model
 
         # Never from the network here: a search must not wait on a download (consolidation and
@@ -97,11 +96,11 @@ class Semantic:
         count = 0 if self._index is None else len(self._index)
         return f"model {self._model.name} ({self._model.dim} dims), {count} vectors in memory"
 
-    async def vector_side(self, db: Store, query: Query) -> VectorSide | None:
-        """The vector side of a search for ``query``, or ``None`` when there is none (yet).
+    async def vector_side(self, db: Store) -> VectorSide | None:
+        """The vector side of a search, or ``None`` when there is none (yet).
 
         ``db`` is the caller's connection (used only on the caller's thread, for the cheap
-        freshness check).
+        freshness check and the query side file's lookup).
         """
         if self._model_missing:
             return None
@@ -116,16 +115,15 @@ class Semantic:
             model, index = self._model, self._index
         if model is None or index is None or len(index) == 0:
             return None
-        vector = model.encode([query_text(query.text)])[0]
-        projects = project_scope(query.project_id, query.include_global)
-        history = query.include_superseded or query.as_of is not None
+        loaded = model
 
-        def nearest(pool: int) -> list[tuple[int, float]]:
-            found = index.nearest(vector, project_ids=projects, limit=pool, types=query.types,
-                                  include_superseded=history)
-            return [(pk, cosine) for pk, cosine in found if cosine >= MIN_COSINE]
+        def encode(text: str) -> tuple[Any, str]:
+            vector, side_model, note = querymodel.embed_query(db, text)
+            if side_model == loaded.name:  # the side file of this very model: as every face
+                return vector, note
+            return loaded.encode([query_text(text)])[0], ""
 
-        return nearest
+        return IndexedVectors(index, encode)
 
     async def model(self) -> EmbeddingModel | None:
         """The embedding model once loaded (waiting as a first search does), else ``None``."""

@@ -10,22 +10,27 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
 from agentctx.context import injection
+from agentctx.context import project_profile as profile_detection
 from agentctx.core import budget
 from agentctx.core.ids import normalize_time
 from agentctx.core.redact import redact
+from agentctx.ops import find, write_path
+from agentctx.ops.caller import Caller
 from agentctx.store import details, graph, profiles
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.details import ChainLink, RecordDetail
 from agentctx.store.errors import InvalidRecord, StoreError
-from agentctx.store.hybrid import VectorSide, hybrid_search
+from agentctx.store.hybrid import VectorSide
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Draft, Project, Record
 from agentctx.store.search import Query
+from agentctx.store.selection import Selection
 from agentctx.store.textproc import query_terms
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -76,17 +81,22 @@ def build_query(where: Where, text: str, *, type_: str | None = None, file: str 
             moment = normalize_time(as_of)
         except ValueError as exc:
             raise ToolError(f"as_of: {exc}") from None
-    return Query(text=text, project_id=where.project.id, types=(type_,) if type_ else (),
-                 scope=scope, file=_entity_name(file, where.root) if file else None,
-                 as_of=moment, limit=max(1, min(limit, SEARCH_MAX_LIMIT)), backend=backend)
+    return Query(text,
+                 Selection(project_id=where.project.id, include_global=True,
+                           types=(type_,) if type_ else (), as_of=moment,
+                           file=_entity_name(file, where.root) if file else None, scope=scope),
+                 limit=max(1, min(limit, SEARCH_MAX_LIMIT)), backend=backend)
 
 
 def search(db: Store, where: Where, query: Query, vector: VectorSide | None = None) -> str:
-    """``ctx_search``: a compact index of the best hits, one line each (~50 tokens)."""
-    hits = hybrid_search(db, query, vector)
-    mode = "keyword+semantic" if vector is not None else "keyword"
+    """``ctx_search``: a compact index of the best hits, one line each (~50 tokens), in rank
+    order, from the one search entry with the server's vector side."""
+    found = find.search(db, query, vector)
+    hits = found.hits
+    mode = "keyword+semantic" if found.mode == "hybrid" else "keyword"
     shown = _clip(redact(query.text), 80)  # the query is echoed: never a secret in it
-    scope = f" in {where.project.name}" + (f" as of {query.as_of[:10]}" if query.as_of else "")
+    moment = query.selection.as_of
+    scope = f" in {where.project.name}" + (f" as of {moment[:10]}" if moment else "")
     if not hits:
         hint = ("" if query_terms(query.text) or vector is not None
                 else " (only common words were given)")
@@ -239,8 +249,8 @@ def project_profile(db: Store, where: Where) -> str:
 def sync_claudemd(db: Store, where: Where, encoder: Embedder | None = None) -> str:
     """``ctx_sync_claudemd``: the proposal ``agentctx sync`` would make, as text; writes nothing
     (no memory file, and not even the drift scores)."""
-    from pathlib import Path
 
+    # drift loads with the first call that needs it: the server starts fast
     from agentctx import drift
 
     found = drift.propose(drift.scan_project(db, where.project, Path(where.root),
@@ -288,25 +298,24 @@ def record(db: Store, where: Where, type_: str, title: str, body: str, *,
         rec.check_typed_title(title)
     except InvalidRecord as exc:
         raise ToolError(str(exc)) from None
-    draft = Draft(type=type_, title=title, body=body, scope=scope, confidence=CONFIDENCE,
-                  source=SOURCE)
+    draft = Draft(type=type_, title=title, body=body, scope=scope, confidence=CONFIDENCE)
     names = _file_names(where, files)
-    with db.write():
-        if supersedes:
-            old = _own_record(db, where, supersedes)
-            new = rec.supersede(db, old.id, draft, RECORD_RATIONALE, actor=SOURCE)
-        else:
-            old = None
-            new = rec.add(db, draft, project_id=where.project.id)
-        _link_files(db, where.project.id, new, names)
-    note = _keep_team_file(db, where)
+    links = [write_path.Link(name) for name in names]
+    if supersedes:
+        old = _own_record(db, where, supersedes)
+        done = write_path.supersede(db, _caller(where), old.id, draft, RECORD_RATIONALE,
+                                    files=links or None)
+        new, note = done.new, done.note
+    else:
+        old = None
+        new, note = write_path.record(db, _caller(where), where.project, draft, links)
     text = f"Recorded {new.id} ({new.type}" + (", global" if new.scope == "global" else "")
     text += f"): {new.title}"
     if old is not None:
         text += f"\nIt supersedes {old.id} ({old.title}), which is now history."
     if names:
         text += "\nLinked to: " + ", ".join(names)
-    return text + note
+    return text + _note(note)
 
 
 def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: str,
@@ -321,29 +330,28 @@ def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: st
         rec.check_typed_title(title or "")
     except InvalidRecord as exc:
         raise ToolError(str(exc)) from None
-    with db.write():
-        old = _own_record(db, where, old_id)
-        draft = Draft(type="", title=(title or "").strip(), body=new_body, scope=old.scope,
-                      confidence=CONFIDENCE, source=SOURCE)
-        new = rec.supersede(db, old.id, draft, rationale, actor=SOURCE)
-        # The successor is about the same code as the record it replaces.
-        for node, rel in graph.entities_of(db, old.id):
-            graph.link_record(db, new.id, node, rel)
-    note = _keep_team_file(db, where)
-    return (f"Superseded {old.id} ({old.title}).\nCurrent now: {new.id} ({new.type}): "
-            f"{new.title}{note}")
+    old = _own_record(db, where, old_id)
+    draft = Draft(type="", title=(title or "").strip(), body=new_body, scope=old.scope,
+                  confidence=CONFIDENCE)
+    # The successor is about the same code as the record it replaces: the write path carries
+    # the links.
+    done = write_path.supersede(db, _caller(where), old.id, draft, rationale)
+    return (f"Superseded {done.old.id} ({done.old.title}).\nCurrent now: {done.new.id} "
+            f"({done.new.type}): {done.new.title}{_note(done.note)}")
 
 
 # ---------------------------------------------------------------------------------- helpers
 
 
-def _keep_team_file(db: Store, where: Where) -> str:
-    """The worktree's team file follows the write (projects that keep one; never fails);
-    returns a line saying why it could not, or ``""``."""
-    from agentctx import team
+def _caller(where: Where) -> Caller:
+    """The server as a writer: source and actor ``mcp_tool``, the call's worktree (whose team
+    file follows the write)."""
+    return Caller.face(SOURCE, where.root)
 
-    result = team.after_write(db, where.project, where.root)
-    return f"\nNote: {result.problem}" if result is not None and result.problem else ""
+
+def _note(note: str | None) -> str:
+    """A line saying why the team file could not follow the write, or ``""``."""
+    return f"\nNote: {note}" if note else ""
 
 
 def _touch(db: Store, ids: Sequence[str]) -> None:
@@ -400,24 +408,17 @@ def _entity_name(path: str, root: str, what: str = "") -> str:
         raise ToolError(f"{what}{exc}") from None
 
 
-def _link_files(db: Store, project_id: str, record: Record, names: Sequence[str]) -> None:
-    """Link a record to file entities of the project the call works in."""
-    for name in names:
-        graph.link_record(db, record.id, graph.ensure_node(db, project_id, "file", name))
-
-
 def _profile_records(db: Store, project_id: str) -> list[Record]:
     return profiles.project_profile(db, project_id)
 
 
 def _refresh_profile(db: Store, project: Project) -> list[Record]:
     """Detect the profile now (first use in a project), then read it back in its stable order."""
-    from agentctx.context import project_profile
 
     if project.paused:
         return []
     try:
-        project_profile.refresh(db, project)
+        profile_detection.refresh(db, project)
     except OSError:
         return []
     return _profile_records(db, project.id)

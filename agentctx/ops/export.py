@@ -1,15 +1,20 @@
-"""Markdown export of a project's context: by type, current records first, chains shown.
+"""Exports: a project's context as Markdown (by type, current records first, chains shown) and
+backups of the store as JSON or JSON Lines (:func:`write_backup`).
 
-Deterministic for a given store: records are ordered by type, then ``valid_from``, then id, so an
-export can be diffed and reviewed.
+The Markdown is deterministic for a given store: records are ordered by type, then
+``valid_from``, then id, so an export can be diffed and reviewed.
 """
 
 from __future__ import annotations
+
+from typing import IO
 
 from agentctx.core.ids import now_iso
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Project, Record
+from agentctx.store.selection import Selection
+from agentctx.team import backupfile
 
 _HEADINGS = {
     "profile": "Project profile", "decision": "Decisions", "convention": "Conventions",
@@ -50,7 +55,9 @@ def render_markdown(db: Store, project: Project, *, include_global: bool = True,
            f"Project `{project.id}` at `{project.root}`"
            + (f", remote `{project.remote}`" if project.remote else "") + ".",
            f"Exported {stamp or now_iso()}.", ""]
-    found = rec.list_records(db, project_id=project.id, include_superseded=include_superseded,
+    found = rec.list_records(db,
+                             Selection(project_id=project.id,
+                                       state=("all" if include_superseded else "current")),
                              order="oldest")
     by_type: dict[str, list[Record]] = {t: [] for t in RECORD_TYPES}
     for record in found:
@@ -70,7 +77,7 @@ def render_markdown(db: Store, project: Project, *, include_global: bool = True,
                 out.extend(_chain(db, record))
             out.append("")
     if include_global and project.id != GLOBAL_PROJECT:
-        prefs = rec.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
+        prefs = rec.list_records(db, Selection(project_id=GLOBAL_PROJECT, types=("preference",)),
                                  order="oldest")
         if prefs:
             out.extend(["## Developer profile (global preferences)", ""])
@@ -80,3 +87,10 @@ def render_markdown(db: Store, project: Project, *, include_global: bool = True,
                               if record.reinforce_count else "") + f" `{record.id}`")
             out.append("")
     return "\n".join(out).rstrip() + "\n"
+
+
+def write_backup(db: Store, out: IO[str], fmt: str, project_id: str | None = None) -> int:
+    """Write a backup (``json`` or ``jsonl``) of the store, or of one project, to ``out``; every
+    table but the derived ones. Returns the number of rows."""
+    writer = backupfile.write_jsonl if fmt == "jsonl" else backupfile.write_json
+    return writer(db, out, project_id)

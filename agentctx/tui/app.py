@@ -40,6 +40,7 @@ NOW_ENV = "AGENTCTX_NOW"
 
 def _commands() -> type[Provider]:
     """The palette's provider, imported when the palette first opens."""
+    # the palette's module loads when the palette first opens
     from agentctx.tui.commands import AgentctxCommands
 
     return AgentctxCommands
@@ -124,6 +125,7 @@ class AgentctxApp(App[None]):
 
     def on_mount(self) -> None:
         if self._state is None:
+            # loaded when it first opens: the TUI starts with the first pane only
             from agentctx.tui.widgets.problem import ProblemScreen
 
             self.push_screen(ProblemScreen(self.problem or "the store could not be opened"))
@@ -131,6 +133,7 @@ class AgentctxApp(App[None]):
         self._data_version = self.state.db.data_version()
         self._shown(self.pane(self.current_pane))
         self.set_interval(self.poll_ms / 1000, self.poll_store)
+        # read when the status line is first drawn, after the first pane
         from agentctx.store.stats import has_embeddings
 
         if not has_embeddings(self.state.db):
@@ -200,6 +203,7 @@ class AgentctxApp(App[None]):
     def action_web(self) -> None:
         """Start the local web view on this store (``w``); it stops when the app exits."""
         if self.web_url is None:
+            # the web view loads only when w starts it: a launcher
             from agentctx.web.server import WebError, start
 
             project = self.state.project
@@ -214,6 +218,7 @@ class AgentctxApp(App[None]):
 
     def action_help(self) -> None:
         """Open the help screen (``?``)."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.help import HelpScreen
 
         self.push_screen(HelpScreen(self.pane(self.current_pane), APP_ACTIONS))
@@ -228,7 +233,7 @@ class AgentctxApp(App[None]):
             pane.focus_main()
 
     def on_project_chosen(self, message: ProjectChosen) -> None:
-        from agentctx.store import projects as proj
+        from agentctx.store import projects as proj  # read when first needed, after the first pane
 
         self.state.project = proj.get(self.state.db, message.project_id)
         for pane in self.panes:
@@ -237,6 +242,7 @@ class AgentctxApp(App[None]):
         self.notify(f"project: {self.state.project.name}", timeout=2)
 
     async def on_show_chain(self, message: ShowChain) -> None:
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.chains_pane import ChainsPane
 
         pane = await self.show_pane(ChainsPane.spec().pane_id)
@@ -264,7 +270,7 @@ class AgentctxApp(App[None]):
     def find_backend(self) -> None:
         """Which vector backend the store uses, for the status line (in a thread: it may load
         sqlite-vec and numpy, which the first paint need not wait for)."""
-        from agentctx.store import vectors
+        from agentctx.store import vectors  # read when first needed, after the first pane
 
         try:
             with self.state.worker_store() as db:

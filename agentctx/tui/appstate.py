@@ -17,6 +17,7 @@ from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.models import GLOBAL_PROJECT, Project
+from agentctx.store.selection import Selection
 from agentctx.tui.writes import Writer
 
 T = TypeVar("T")
@@ -74,7 +75,7 @@ class AppState:
         mark = (self.db.data_version(), self.db.change_counter())
         cached = self._counts.get(self.project.id)
         if cached is None or cached[0] != mark:
-            cached = (mark, rec.count_records(self.db, project_id=self.project.id))
+            cached = (mark, rec.count_records(self.db, Selection(project_id=self.project.id)))
             self._counts[self.project.id] = cached
         return cached[1]
 

@@ -148,6 +148,7 @@ class ChainsPane(RecordEditing, Pane):
                 f"{until}\n\n{record.body.strip() or '_(no body)_'}")
         if version is not None and version.rationale:
             text += f"\n\n## Why it changed\n\n{version.rationale}"
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.reader import ReaderScreen
 
         self.app.push_screen(ReaderScreen(text))

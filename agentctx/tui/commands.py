@@ -27,6 +27,7 @@ class Command(NamedTuple):
 
 def commands(app: AgentctxApp) -> list[Command]:
     """The palette's entries, in the order it lists them."""
+    # agentctx.tui.app imports this module: a cycle at import time
     from agentctx.tui.app import APP_ACTIONS
 
     found: list[Command] = []
@@ -59,6 +60,7 @@ class AgentctxCommands(Provider):
     """The entries of :func:`commands`."""
 
     def _commands(self) -> list[Command]:
+        # agentctx.tui.app imports this module: a cycle at import time
         from agentctx.tui.app import AgentctxApp
 
         app = self.app

@@ -173,7 +173,7 @@ class DriftPane(Pane):
         project = self.state.project
         if not key or project is None or key.startswith(f"{DISMISSED}:"):
             return
-        record, changed = drift.dismiss(self.state.db, project, key)
+        record, changed = drift.dismiss(self.state.db, project, key, actor="tui")
         self.notify(f"dismissed: {record.title}" if changed else "already dismissed", timeout=3)
         self.reload()
 

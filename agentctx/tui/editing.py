@@ -13,12 +13,14 @@ import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
+from agentctx.ops.edit_text import EditorError, edit_in_editor, editor_command
+from agentctx.ops.write_path import CONFIDENCE_LADDER, fingerprint
 from agentctx.store import details
 from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft, Record
 from agentctx.tui.actions import Action
-from agentctx.tui.writes import CONFIDENCE_LADDER, Writer, fingerprint
+from agentctx.tui.writes import Writer
 
 if TYPE_CHECKING:
     from agentctx.tui.app import AgentctxApp
@@ -104,6 +106,7 @@ class RecordEditing:
 
     def action_new_record(self) -> None:
         """``n``: the new-record form."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.record_form import RecordForm
 
         project = self.agentctx_app.state.project
@@ -114,7 +117,7 @@ class RecordEditing:
 
         def save(values: FormValues) -> Record:
             draft = Draft(type=values.type, title=values.title, body=values.body,
-                          scope=values.scope, confidence=values.confidence, source="cli")
+                          scope=values.scope, confidence=values.confidence)
             return self.writer.add(draft, project, values.files)
 
         def done(created: Record | None) -> None:
@@ -127,6 +130,7 @@ class RecordEditing:
 
     def action_edit_record(self) -> None:
         """``e``: the same form, filled in."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.record_form import RecordForm
 
         record = self._target()
@@ -151,7 +155,6 @@ class RecordEditing:
 
     def action_edit_in_editor(self) -> None:
         """``E``: title and body in ``$EDITOR`` (the app suspends until the editor exits)."""
-        from agentctx.ops.edit_text import EditorError, edit_in_editor, editor_command
 
         record = self._target()
         if record is None:
@@ -190,6 +193,7 @@ class RecordEditing:
 
     def action_supersede_record(self) -> None:
         """``s``: the successor's title and body, then the rationale."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.record_form import SupersedeForm
 
         record = self._target()
@@ -240,15 +244,21 @@ class RecordEditing:
 
     def action_forget_record(self) -> None:
         """``d``: forget everywhere, after a confirmation that says what goes."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.confirm import ConfirmScreen
 
         record = self._target()
         if record is None:
             return
+        again = self._write(lambda: self.writer.forgetting(record.id))
+        if again is None:
+            return
         question = (f"Forget {record.type} “{record.title}” ({self.short(record.id)}) "
                     "everywhere?\n\n"
                     "This deletes the record with its links, edits, embeddings and search "
                     "entries; its chain closes over it. It cannot be undone.")
+        if again:
+            question += "\n\n" + self._current_again(again)
 
         def done(yes: bool | None) -> None:
             if not yes:
@@ -256,9 +266,16 @@ class RecordEditing:
                 return
             gone = self._write(lambda: self.writer.forget(record.id))
             if gone is not None:
-                self._done(f"forgot {self.short(gone.id)}", None)
+                said = f"forgot {record.id[:10]}"
+                if gone.current_again:
+                    said += " — " + self._current_again(gone.current_again)
+                self._done(said, gone.current_again[0] if gone.current_again else None)
 
         self.agentctx_app.push_screen(ConfirmScreen(question), done)
+
+    def _current_again(self, records: tuple[Record, ...]) -> str:
+        """What becomes current again when a successor goes: each record's id and title."""
+        return "Current again: " + "; ".join(f"{self.short(r.id)} “{r.title}”" for r in records)
 
     def action_undo(self) -> None:
         """``u``: undo the last edit, pin or confidence change."""

@@ -73,6 +73,7 @@ class Pane(Vertical):
     @property
     def agentctx_app(self) -> AgentctxApp:
         """The app, typed."""
+        # agentctx.tui.app imports this module: a cycle at import time
         from agentctx.tui.app import AgentctxApp
 
         app = self.app

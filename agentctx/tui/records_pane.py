@@ -19,8 +19,11 @@ from textual.widgets import DataTable, Input, Static
 
 from agentctx.core.ids import parse_time
 from agentctx.store import records as rec
+from agentctx.store.db import Store
 from agentctx.store.errors import NotFound
 from agentctx.store.models import Hit, Record
+from agentctx.store.search import Query
+from agentctx.store.selection import Selection
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
@@ -29,7 +32,6 @@ from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
-    from agentctx.store.search import Query
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
@@ -138,14 +140,14 @@ class RecordsPane(RecordEditing, Pane):
 
     # ------------------------------------------------------------------ reading
 
-    def _listing_args(self) -> dict[str, object]:
+    def selection(self) -> Selection:
+        """What the pane lists and searches: the project, the filters, the date."""
         project = self.state.project
         f = self.filters
-        return {"project_id": project.id if project else "", "types": f.types,
-                "confidences": f.confidences, "include_global": self.include_global,
-                "include_superseded": f.state == "all",
-                "superseded_only": f.state == "superseded", "pinned_only": f.pinned_only,
-                "as_of": self.as_of}
+        return Selection(project_id=project.id if project else "",
+                         include_global=self.include_global, types=tuple(f.types),
+                         confidences=tuple(f.confidences), state=f.state,
+                         pinned=f.pinned_only, as_of=self.as_of)
 
     def reload(self) -> None:
         """Read the listing (or run the search) again, the cursor on the record it was on (by
@@ -182,21 +184,15 @@ class RecordsPane(RecordEditing, Pane):
         takes longer than reading a page, so it waits until the first page is painted."""
         if self.query_text:
             return
-        self.total = (self.state.current_count() if self._listing_args() == self._default_args()
-                      else rec.count_records(self.state.db,
-                                             **self._listing_args()))  # type: ignore[arg-type]
+        selection = self.selection()
+        self.total = (self.state.current_count()
+                      if selection == Selection(project_id=selection.project_id)
+                      else rec.count_records(self.state.db, selection))
         self._update_title()
 
-    def _default_args(self) -> dict[str, object]:
-        project = self.state.project
-        return {**self._listing_args(), "project_id": project.id if project else "",
-                "types": (), "confidences": (), "include_global": False,
-                "include_superseded": False, "superseded_only": False, "pinned_only": False,
-                "as_of": None}
-
     def _load_page(self) -> None:
-        rows = rec.list_records(self.state.db, **self._listing_args(),  # type: ignore[arg-type]
-                                order=self.order, limit=PAGE, offset=self.loaded)
+        rows = rec.list_records(self.state.db, self.selection(), order=self.order, limit=PAGE,
+                                offset=self.loaded)
         self._add_rows(rows)
         self.loaded += len(rows)
         self._more = len(rows) == PAGE
@@ -269,13 +265,8 @@ class RecordsPane(RecordEditing, Pane):
             self._start_search(text)
 
     def _query(self, text: str) -> Query:
-        from agentctx.store.search import Query
-
-        project = self.state.project
-        return Query(text=text, project_id=project.id if project else "",
-                     include_global=self.include_global, types=self.filters.types,
-                     include_superseded=self.filters.state != "current", as_of=self.as_of,
-                     limit=SEARCH_LIMIT, backend=self.state.cfg.get_str("search"))
+        return Query(text, self.selection(), limit=SEARCH_LIMIT,
+                     backend=self.state.cfg.get_str("search"))
 
     def _start_search(self, text: str) -> None:
         self._search_busy = True
@@ -284,11 +275,16 @@ class RecordsPane(RecordEditing, Pane):
 
     @work(exclusive=True, group="records-search")
     async def run_search(self, text: str, query: Query) -> None:
-        """Search on the reader thread's connection; show the hits here."""
-        from agentctx.store.hybrid import search_stored
+        """Search on the reader thread's connection (the one search entry, with the query
+        side file's vectors, as the CLI and the web view search); show the hits here."""
+        from agentctx.ops import find  # the search entry loads with the first search
+
+        def look(db: Store) -> find.Found:
+            return find.search(db, query, find.stored_vectors(db), substrings=True)
 
         try:
-            hits, mode = await self.state.read(lambda db: search_stored(db, query))
+            found = await self.state.read(look)
+            hits, mode = found.hits, found.mode
         except Exception as exc:  # a locked or damaged store: say so in the title
             hits, mode = [], f"search failed: {exc}"
         self.show_hits(text, hits, mode)
@@ -304,16 +300,12 @@ class RecordsPane(RecordEditing, Pane):
             if current:
                 self._start_search(current)
             return
-        f = self.filters
-        kept = [h for h in hits if (not f.confidences or h.record.confidence in f.confidences)
-                and (not f.pinned_only or h.record.pinned)
-                and (f.state != "superseded" or not h.record.current)]
         self.query_text = text
         self.search_mode = mode.split(" ")[0]
         table = self.query_one(DataTable)
         table.clear()
         self.records = {}
-        self._add_rows([h.record for h in kept])
+        self._add_rows([h.record for h in hits])
         self.loaded = self.total = len(self.records)
         self._more = False
         follow, self._follow = self._follow, None
@@ -345,6 +337,7 @@ class RecordsPane(RecordEditing, Pane):
         record = self.highlighted()
         if record is None:
             return
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.detail import DetailPanel
 
         if not self.query(DetailPanel):
@@ -361,7 +354,10 @@ class RecordsPane(RecordEditing, Pane):
         self.screen.set_focus(panel)
 
     def _show_detail(self, panel: DetailPanel, record_id: str) -> None:
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.store import details as store_details
+
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.detail import linked_ids
 
         db = self.state.db
@@ -389,9 +385,11 @@ class RecordsPane(RecordEditing, Pane):
 
     def on_detail_panel_chain_wanted(self, event: Message) -> None:
         event.stop()
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.detail import DetailPanel
 
         assert isinstance(event, DetailPanel.ChainWanted)
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.messages import ShowChain
 
         self.post_message(ShowChain(event.record_id))
@@ -405,6 +403,7 @@ class RecordsPane(RecordEditing, Pane):
 
     def action_filter(self) -> None:
         """Open the filter form."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.filters import FilterScreen
 
         def done(chosen: Filters | None) -> None:
@@ -415,6 +414,7 @@ class RecordsPane(RecordEditing, Pane):
 
     def action_as_of(self) -> None:
         """Ask for a date; the table then lists what was in force at it (empty: now)."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.ask import AskScreen
 
         def done(answer: str | None) -> None:
@@ -442,6 +442,7 @@ class RecordsPane(RecordEditing, Pane):
         """Open the chains pane on the highlighted record's chain."""
         record = self.highlighted()
         if record is not None:
+            # loaded when it first opens: the TUI starts with the first pane only
             from agentctx.tui.messages import ShowChain
 
             self.post_message(ShowChain(record.id))
@@ -480,6 +481,7 @@ class RecordsPane(RecordEditing, Pane):
 
     def action_merge(self) -> None:
         """``m``: the near-duplicate pairs consolidation found, side by side."""
+        # loaded when it first opens: the TUI starts with the first pane only
         from agentctx.tui.widgets.merge import MergeScreen
 
         project = self.state.project

@@ -1,10 +1,13 @@
 """The web view's JSON API: each route parses its parameters and calls the core.
 
 Every read is one of the store's read API calls (``records``, ``details``, ``chains``,
-``projects``, ``stats``, ``profiles``, ``graph``) or the drift API; every write (pin, edit,
-supersede) is the same ``agentctx.store.records`` function the CLI, the MCP server and the TUI
-call, with ``actor="web"`` in the audit trail. :func:`dispatch` maps a request to its route;
-bad input raises :class:`ApiError` (a status and one line), which the server sends as JSON.
+``projects``, ``stats``, ``profiles``, ``graph``), the one search entry
+(:mod:`agentctx.ops.find`, with the query side file's vectors, as the CLI and the TUI search)
+or the drift API; every write (pin, edit, supersede, forget) is the use-case layer's
+(:mod:`agentctx.ops.write_path`) that the CLI, the MCP server and the TUI call, with ``web`` as
+the source and the actor, for the folder the server was started in. :func:`dispatch` maps a
+request to its route; bad input raises :class:`ApiError` (a status and one line), which the
+server sends as JSON.
 
 Routes (``{id}`` is a record id or an unambiguous prefix; ``project`` defaults to the project the
 server was started for, else the most recently seen one)::
@@ -21,6 +24,7 @@ server was started for, else the most recently seen one)::
     POST /api/records/{id}/pin       {"pinned": true|false}
     POST /api/records/{id}/edit      {"title"?, "body"?}
     POST /api/records/{id}/supersede {"rationale", "body", "title"?} or {"rationale", "with"}
+    POST /api/records/{id}/forget    {}   the record forgotten, and what is current again
 """
 
 from __future__ import annotations
@@ -31,16 +35,19 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from agentctx import __version__
+from agentctx.drift import as_json, default_encoder, proposal
+from agentctx.ops import find, write_path
+from agentctx.ops.caller import Caller
 from agentctx.store import chains, details, graph, profiles, projects, sessions, stats
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.models import CONFIDENCES, RECORD_TYPES, Draft, Project, Record
+from agentctx.store.selection import STATES, Selection
 
-ACTOR = "web"
+SOURCE = "web"
 PAGE_MAX = 200
-STATES = ("current", "superseded", "all")
 Query = Mapping[str, list[str]]
 Json = dict[str, Any]
 
@@ -62,6 +69,7 @@ class Context(NamedTuple):
     body: Json
     default_project: str | None
     search_backend: str
+    cwd: str  # the folder the server was started in: its worktree's team file follows writes
 
 
 # ----------------------------------------------------------------------------- parameters
@@ -179,31 +187,23 @@ def record_list(ctx: Context) -> Json:
     text = (_one(q, "q") or "").strip()
     if project is None:
         return {"project": None, "items": [], "total": 0, "limit": limit, "offset": offset}
+    selection = Selection(project_id=project.id, include_global=bool(text), types=types,
+                          confidences=confidences, state=state, pinned=pinned)
     if text:
-        query = srch.Query(text=text, project_id=project.id, include_global=True, types=types,
-                           include_superseded=state != "current", limit=srch.MAX_LIMIT,
-                           backend=ctx.search_backend)
-        hits = srch.search(ctx.db, query)
-        matched_by = "words"
-        if not hits and ctx.search_backend == "fts":
-            # Typing: "conn" is no word of any record yet; a substring scan finds "Connect".
-            hits = srch.search(ctx.db, query._replace(backend="like"))
-            matched_by = "substring"
-        found = [h.record for h in hits
-                 if (state != "superseded" or not h.record.current)
-                 and (not confidences or h.record.confidence in confidences)
-                 and (not pinned or h.record.pinned)]
-        page = found[offset:offset + limit]
+        # Every hit passes the filters before the search's limit is cut: a page of a filtered
+        # search is full when that many matching records exist.
+        found = find.search(ctx.db, srch.Query(text, selection, limit=srch.MAX_LIMIT,
+                                                     backend=ctx.search_backend),
+                                  find.stored_vectors(ctx.db), substrings=True)
+        hits = [h.record for h in found.hits]
+        page = hits[offset:offset + limit]
         return {"project": _project_json(project), "items": _records_json(ctx.db, page),
-                "total": len(found), "limit": limit, "offset": offset, "q": text,
-                "matched_by": matched_by}
-    filters: dict[str, Any] = {
-        "project_id": project.id, "types": types, "confidences": confidences,
-        "include_superseded": state == "all", "superseded_only": state == "superseded",
-        "pinned_only": pinned}
-    page = rec.list_records(ctx.db, **filters, order=order, limit=limit, offset=offset)
+                "total": len(hits), "limit": limit, "offset": offset, "q": text,
+                "matched_by": "substring" if found.mode == "substring" else "words",
+                "mode": found.mode}
+    page = rec.list_records(ctx.db, selection, order=order, limit=limit, offset=offset)
     return {"project": _project_json(project), "items": _records_json(ctx.db, page),
-            "total": rec.count_records(ctx.db, **filters), "limit": limit, "offset": offset}
+            "total": rec.count_records(ctx.db, selection), "limit": limit, "offset": offset}
 
 
 def record_detail(ctx: Context, ref: str) -> Json:
@@ -306,18 +306,24 @@ def session_list(ctx: Context) -> Json:
 def drift_report(ctx: Context) -> Json:
     """CLAUDE.md drift of the project's root folder, scanned as ``agentctx sync`` scans it (with
     the embedding model when the store holds its vectors), storing nothing."""
-    from agentctx import drift
-
     project = _project(ctx)
     if project is None:
         return {"candidates": [], "diff": "", "files": [], "problems": ["no project yet"]}
-    found = drift.proposal(ctx.db, project, project.root, record=False,
-                           encoder=drift.default_encoder(ctx.db))
+    found = proposal(ctx.db, project, project.root, record=False,
+                     encoder=default_encoder(ctx.db))
     shorts = rec.short_ids(ctx.db, [p.candidate.id for p in found.candidates])
-    return {**drift.as_json(found, shorts), "root": project.root}
+    return {**as_json(found, shorts), "root": project.root}
 
 
 # ----------------------------------------------------------------------------- writes
+
+
+def _caller(ctx: Context) -> Caller:
+    return Caller.face(SOURCE, ctx.cwd)
+
+
+def _written(record: Record, note: str | None) -> Json:
+    return {"record": record_json(record), **({"note": note} if note else {})}
 
 
 def pin(ctx: Context, ref: str) -> Json:
@@ -325,7 +331,8 @@ def pin(ctx: Context, ref: str) -> Json:
     pinned = ctx.body.get("pinned")
     if not isinstance(pinned, bool):
         raise ApiError(400, "pinned must be true or false")
-    return {"record": record_json(_kept(ctx, rec.set_pinned(ctx.db, ref, pinned, actor=ACTOR)))}
+    changed = write_path.pin(ctx.db, _caller(ctx), ref, pinned)
+    return _written(changed.record, changed.note)
 
 
 def edit(ctx: Context, ref: str) -> Json:
@@ -334,36 +341,33 @@ def edit(ctx: Context, ref: str) -> Json:
     body = _text(ctx.body, "body")
     if title is None and body is None:
         raise ApiError(400, "give a title or a body to change")
-    updated = rec.update(ctx.db, ref, title=title, body=body, actor=ACTOR)
-    return {"record": record_json(_kept(ctx, updated))}
+    changed = write_path.edit(ctx.db, _caller(ctx), ref, title=title, body=body)
+    return _written(changed.record, changed.note)
 
 
 def supersede(ctx: Context, ref: str) -> Json:
     """Replace a record by a new one (``body``, optional ``title``) or by an existing record
-    (``with``), with a rationale."""
+    (``with``), with a rationale; the new one keeps the old one's files unless it is an
+    existing record with its own."""
     rationale = _text(ctx.body, "rationale", required=True) or ""
     with_id = _text(ctx.body, "with")
     body = _text(ctx.body, "body")
     if (with_id is None) == (body is None):
         raise ApiError(400, "give either a body for a new record or 'with' for an existing one")
     successor: Draft | str = with_id if with_id is not None else Draft(
-        type="", title=_text(ctx.body, "title") or "", body=body or "", source="cli",
-        confidence="explicit")
-    new = rec.supersede(ctx.db, ref, successor, rationale, actor=ACTOR)
-    return {"record": record_json(_kept(ctx, new))}
+        type="", title=_text(ctx.body, "title") or "", body=body or "", confidence="explicit")
+    done = write_path.supersede(ctx.db, _caller(ctx), ref, successor, rationale)
+    return _written(done.new, done.note)
 
 
-def _kept(ctx: Context, record: Record) -> Record:
-    """After a write: the team file at the project's root follows (projects that keep one;
-    never fails the request)."""
-    from agentctx import team
-
-    try:
-        project = projects.get(ctx.db, record.project_id)
-    except NotFound:  # the global profile
-        return record
-    team.after_write(ctx.db, project, None)
-    return record
+def forget(ctx: Context, ref: str) -> Json:
+    """Forget a record everywhere; the answer names the records current again (those it had
+    superseded, when it was the current one)."""
+    gone = write_path.forget(ctx.db, _caller(ctx), ref)
+    shorts = rec.short_ids(ctx.db, [r.id for r in gone.current_again])
+    return {"forgotten": record_json(gone.record),
+            "current_again": [record_json(r, shorts.get(r.id)) for r in gone.current_again],
+            **({"note": gone.note} if gone.note else {})}
 
 
 # ----------------------------------------------------------------------------- routing
@@ -383,6 +387,7 @@ ROUTES: tuple[tuple[str, re.Pattern[str], Route], ...] = (
     ("POST", re.compile(rf"/api/records/{_ID}/pin"), pin),
     ("POST", re.compile(rf"/api/records/{_ID}/edit"), edit),
     ("POST", re.compile(rf"/api/records/{_ID}/supersede"), supersede),
+    ("POST", re.compile(rf"/api/records/{_ID}/forget"), forget),
 )
 
 

@@ -26,7 +26,9 @@ import hmac
 import json
 import os
 import secrets
+import signal
 import socket
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -37,6 +39,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
+from agentctx.core import config
+from agentctx.store import Store
+from agentctx.store.errors import StoreError
 from agentctx.web import api
 
 HOST = "127.0.0.1"
@@ -89,9 +94,11 @@ class WebServer(ThreadingHTTPServer):
 
     def __init__(self, port: int, *, db_path: Path, project: str | None,
                  busy_timeout_ms: int = 3000, search_backend: str = "fts",
-                 log_path: Path | None = None, idle_timeout: float = IDLE_TIMEOUT_S) -> None:
+                 log_path: Path | None = None, idle_timeout: float = IDLE_TIMEOUT_S,
+                 cwd: str | None = None) -> None:
         super().__init__((HOST, port), Handler)
         self.idle_timeout = idle_timeout
+        self.cwd = cwd or os.getcwd()  # whose worktree's team file follows the page's writes
         self.db_path = db_path
         self.project = project
         self.busy_timeout_ms = busy_timeout_ms
@@ -262,9 +269,6 @@ class Handler(BaseHTTPRequestHandler):
         self.send_bytes(200, asset.body, asset.content_type)
 
     def _api(self, path: str) -> None:
-        from agentctx.store import Store
-        from agentctx.store.errors import StoreError
-
         try:
             body = self._json_body() if self.command in WRITE_METHODS else {}
             query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
@@ -272,7 +276,7 @@ class Handler(BaseHTTPRequestHandler):
             db = Store.open(self.server.db_path, busy_timeout_ms=self.server.busy_timeout_ms)
             try:
                 ctx = api.Context(db, query, body, self.server.project,
-                                  self.server.search_backend)
+                                  self.server.search_backend, self.server.cwd)
                 result = api.dispatch(ctx, self.command, path)
             finally:
                 db.close()
@@ -396,7 +400,6 @@ def _peer(address: object) -> str:
 
 def _why() -> str:
     """The exception being handled, as a few words (never a traceback)."""
-    import sys
 
     error = sys.exc_info()[1]
     if error is None:
@@ -409,15 +412,16 @@ def _why() -> str:
 
 def bind(port: int | None, *, db_path: Path, project: str | None, busy_timeout_ms: int = 3000,
          search_backend: str = "fts", log_path: Path | None = None,
-         default_port: int = DEFAULT_PORT,
-         idle_timeout: float = IDLE_TIMEOUT_S) -> tuple[WebServer, str | None]:
+         default_port: int = DEFAULT_PORT, idle_timeout: float = IDLE_TIMEOUT_S,
+         cwd: str | None = None) -> tuple[WebServer, str | None]:
     """A bound (not yet serving) server and, when the default port was busy, a line saying
     which port it moved to. ``port=None`` means the default port or the next free one; an
-    explicit port (``0``: any free one) that is busy raises :class:`WebError`."""
+    explicit port (``0``: any free one) that is busy raises :class:`WebError`. ``cwd`` is the
+    folder the page writes for (default: this process's)."""
     options: dict[str, Any] = {"db_path": db_path, "project": project,
                                "busy_timeout_ms": busy_timeout_ms,
                                "search_backend": search_backend, "log_path": log_path,
-                               "idle_timeout": idle_timeout}
+                               "idle_timeout": idle_timeout, "cwd": cwd}
     if port is not None:
         try:
             return WebServer(port, **options), None
@@ -476,7 +480,6 @@ def start(home: Path | None = None, project: str | None = None,
 def configured(home: Path | None, project: str | None,
                 port: int | None) -> tuple[WebServer, str | None]:
     """A server bound with the configuration's knobs (store path, timeouts, default port)."""
-    from agentctx.core import config
 
     cfg = config.Config.load()
     base = config.ensure_home(home)
@@ -488,7 +491,6 @@ def configured(home: Path | None, project: str | None,
 
 def serve(server: WebServer) -> None:
     """Serve until Ctrl-C (or SIGTERM); then stop cleanly and close the socket."""
-    import signal
 
     def terminate(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt

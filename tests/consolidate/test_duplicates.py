@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from agentctx.consolidate import duplicates
+from agentctx.consolidate import duplicates, run
 from agentctx.consolidate.duplicates import Verdict
-from agentctx.consolidate.run import consolidate
 from agentctx.ml.embedder import EmbeddingModel
-from agentctx.store import Store, upkeep
+from agentctx.ops import consolidation
+from agentctx.store import Store, graph, upkeep
 from agentctx.store import records as rec
 from agentctx.store.models import Project, Record
 from tests.consolidate.conftest import add
 
 FILLER = ["pytest fixture coverage", "docker release staging", "react css browser",
           "oauth token login", "redis ttl eviction", "python typing mypy", "hook prompt session"]
+
+
+def consolidate(db: Store, **options: object) -> run.Report:
+    """A run as the CLI makes it: the pass with the write path's merge and team step."""
+    return consolidation.consolidate(db, "/", **options)
 
 
 def _fill(db: Store, project: Project) -> None:
@@ -85,6 +90,9 @@ def test_confirmed_duplicates_merge_into_the_newer_record(store: Store, project:
         asked.append((a.id, b.id))
         return Verdict(True, "same fact, restated")
 
+    graph.link_record(store, first.id, graph.ensure_node(store, project.id, "file", "hook.py"))
+    alone = run.consolidate(store, model=tiny, judge=judge)  # no merge without the write path
+    assert alone.merged == 0 and asked == [] and rec.get(store, first.id).current
     report = consolidate(store, model=tiny, judge=judge)
     assert report.merged == 1 and asked == [(first.id, second.id)]
     old, survivor = rec.get(store, first.id), rec.get(store, second.id)
@@ -92,7 +100,11 @@ def test_confirmed_duplicates_merge_into_the_newer_record(store: Store, project:
     assert survivor.pinned and survivor.confidence == "explicit"
     assert survivor.reinforce_count == 2
     note = rec.supersession_note(store, survivor.id, old.id)
-    assert note is not None and "near-duplicate merged" in note and "same fact" in note
+    assert note is not None and "near-duplicate merged by consolidation" in note
+    assert "same fact" in note
+    assert {e.actor for e in rec.edits_of(store, old.id)} == {"consolidate"}
+    assert {e.actor for e in rec.edits_of(store, survivor.id)} == {"consolidate"}
+    assert [link.node.name for link in graph.entities_of(store, survivor.id)] == ["hook.py"]
     assert [r.id for r in rec.history(store, survivor.id)] == [first.id, second.id]
     assert upkeep.merge_candidates(store, project.id) == []
 
@@ -121,7 +133,7 @@ def test_undecided_pairs_stay_candidates_and_links_follow_edits(
     assert len(upkeep.merge_candidates(store, project.id)) == 1
     again = consolidate(store, model=tiny)
     assert again.near_duplicates == 1 and again.new_candidates == 0
-    rec.update(store, second.id, title="Hook reads the react css component")
+    rec.update(store, second.id, title="Hook reads the react css component", actor="cli")
     consolidate(store, model=tiny)
     assert upkeep.merge_candidates(store, project.id) == []
     assert store.scalar("SELECT count(*) FROM edges WHERE rel_type = 'near_duplicate'") == 0

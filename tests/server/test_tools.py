@@ -19,6 +19,7 @@ from agentctx.mcpserver import service
 from agentctx.mcpserver.app import INSTRUCTIONS, NewRecordType, RecordType
 from agentctx.store import Store, graph, projects, records
 from agentctx.store.models import RECORD_TYPES, Draft, Record
+from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 from tests.server.conftest import call, fail, first_id, make_client
 
@@ -35,7 +36,7 @@ def project_id(root: Path) -> str:
 
 def current(root: Path) -> list[Record]:
     with Store.open() as db:
-        return records.list_records(db, project_id=project_id(root))
+        return records.list_records(db, Selection(project_id=project_id(root)))
 
 
 # --------------------------------------------------------------------------------- surface
@@ -127,7 +128,7 @@ async def test_global_preference_lands_in_the_developer_profile(app_dir: Path) -
         await call(client, "ctx_record", type="preference", title="Answer tersely",
                    body="No summaries at the end.", scope="global")
     with Store.open() as db:
-        [pref] = records.list_records(db, project_id="global")
+        [pref] = records.list_records(db, Selection(project_id="global"))
     assert pref.scope == "global" and pref.source == "mcp_tool"
     assert current(app_dir) == []
 
@@ -322,8 +323,9 @@ async def test_project_profile_is_detected_once(app_dir: Path) -> None:
     assert "Entry points: shop → shop.cli:main" in text and "fastapi" in text.lower()
     assert text == again
     with Store.open() as db:
-        profile = records.list_records(db, project_id=project_id(app_dir), types=("profile",),
-                                       include_superseded=True)
+        profile = records.list_records(db,
+                                       Selection(project_id=project_id(app_dir), types=("profile",),
+                                                 state="all"))
     assert len(profile) == len(text.splitlines()) - 1
 
 
@@ -411,7 +413,7 @@ async def test_sync_claudemd_returns_the_proposal_and_writes_nothing(app_dir: Pa
         old = records.add(db, Draft(type="convention", title="Indent Python with tabs",
                                     confidence="explicit"), project_id=pid)
         new = records.supersede(db, old.id, Draft(type="", title="Indent Python with four spaces",
-                                                  confidence="explicit"), "PEP 8")
+                                                  confidence="explicit"), "PEP 8", actor="cli")
         missing = records.add(db, Draft(type="decision", title="Deploy with Docker Compose",
                                         confidence="explicit"), project_id=pid)
     async with make_client() as client:
@@ -424,7 +426,8 @@ async def test_sync_claudemd_returns_the_proposal_and_writes_nothing(app_dir: Pa
     assert "`agentctx sync --apply`" in answer and "--yes" not in answer
     assert (app_dir / "CLAUDE.md").read_text(encoding="utf-8") == text
     with Store.open() as db:  # not even the drift scores
-        assert {r.claudemd_drift_score for r in records.list_records(db, project_id=pid)} == {0.0}
+        listed = records.list_records(db, Selection(project_id=pid))
+        assert {r.claudemd_drift_score for r in listed} == {0.0}
     # The same proposal agentctx sync makes.
     done = run_cli("sync", "--json", cwd=app_dir)
     assert json.loads(done.stdout)["diff"].rstrip() in answer

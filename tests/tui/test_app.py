@@ -17,6 +17,7 @@ from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec
 from agentctx.store.models import Draft
+from agentctx.store.selection import Selection
 from agentctx.tui.actions import help_rows
 from agentctx.tui.app import APP_ACTIONS, AgentctxApp, StatusLine, make_app
 from agentctx.tui.chains_pane import ChainsPane
@@ -97,14 +98,14 @@ def test_status_line_names_project_count_store_and_backend(demo_store: Demo) -> 
         await settle(pilot)
         text = str(pilot.app.query_one(StatusLine).render())
         with Store.open(demo_store.home / "agentctx.db") as db:
-            count = rec.count_records(db, project_id=demo_store.project_id)
+            count = rec.count_records(db, Selection(project_id=demo_store.project_id))
         assert f"harbor · {count} records" in text
         assert "~/.agentctx/agentctx.db" in text and "vectors: none" in text
     run(app_on(demo_store), steps)
 
 
 def test_search_as_you_type_uses_the_store_search(demo_store: Demo) -> None:
-    from agentctx.store.hybrid import search_stored
+    from agentctx.ops import find
     from agentctx.store.search import Query
 
     async def steps(pilot: Pilot[None]) -> None:
@@ -113,8 +114,10 @@ def test_search_as_you_type_uses_the_store_search(demo_store: Demo) -> None:
         await pilot.press("slash", *"refund")
         await settle(pilot)
         with Store.open(demo_store.home / "agentctx.db") as db:
-            expected, _ = search_stored(db, Query("refund", project_id=demo_store.project_id,
-                                                  include_global=False, limit=100))
+            expected = find.search(db, Query("refund",
+                                                   Selection(project_id=demo_store.project_id),
+                                                   limit=100),
+                                         find.stored_vectors(db)).hits
         assert list(pane.records) == [h.record.id for h in expected] and expected
         assert "hits for “refund”" in title_of(pilot, "records")
         await pilot.press("escape")

@@ -15,6 +15,7 @@ from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec
 from agentctx.store.models import Record
+from agentctx.store.selection import Selection
 from agentctx.tui.chains_pane import ChainsPane
 from agentctx.tui.records_pane import RecordsPane
 from agentctx.tui.widgets.confirm import ConfirmScreen
@@ -32,7 +33,7 @@ def stored(demo: Demo, ref: str) -> Record:
 
 def current_titled(demo: Demo, title: str) -> list[Record]:
     with Store.open(demo.home / DB_NAME) as db:
-        return [r for r in rec.list_records(db, project_id=demo.project_id, limit=500)
+        return [r for r in rec.list_records(db, Selection(project_id=demo.project_id), limit=500)
                 if r.title == title]
 
 
@@ -299,7 +300,8 @@ def test_supersede_from_the_detail_panel_shows_the_successor(demo_store: Demo) -
         await settle(pilot)
         pane = pilot.app.query_one(RecordsPane)
         assert pane.detail_panel() is not None
-        await pilot.press("s", *"Jobs on Celery", "tab", "tab", *"moved", "ctrl+s")
+        await pilot.press("s", *"Jobs on Celery", "tab", *"Celery with Redis", "tab", *"moved",
+                          "ctrl+s")
         await settle(pilot)
         panel = pane.detail_panel()
         assert panel is not None and panel.item is not None

@@ -53,7 +53,8 @@ def test_supersede_from_the_chains_pane_extends_the_chain(demo_store: Demo) -> N
         await pilot.press("s")
         await pilot.pause()
         assert isinstance(pilot.app.screen, SupersedeForm)
-        await pilot.press(*"Chained again", "tab", "tab", *"it changed", "ctrl+s")
+        await pilot.press(*"Chained again", "tab", *"The shim is gone", "tab", *"it changed",
+                          "ctrl+s")
         await settle(pilot)
         tree = pane.query_one(Tree)
         assert "Chained again" in str(tree.root.children[0].label)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from agentctx.store import Store
 from agentctx.store import records as rec
+from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 from tests.tui.conftest import Demo
 
@@ -73,7 +74,8 @@ def test_capital_e_edits_the_body_in_the_editor(demo_store: Demo, tmp_path: Path
     script = tmp_path / "editor.py"
     script.write_text(EDITOR, encoding="utf-8")
     with Store.open(demo_store.home / "agentctx.db") as db:
-        [first] = rec.list_records(db, project_id=demo_store.project_id, order="newest", limit=1)
+        [first] = rec.list_records(db, Selection(project_id=demo_store.project_id), order="newest",
+                                   limit=1)
     env = {**os.environ, "EDITOR": f"{sys.executable} {script}", "TERM": "xterm-256color"}
     env.pop("VISUAL", None)
     term = Terminal([sys.executable, "-m", "agentctx", "tui", "--project",
@@ -114,7 +116,8 @@ def _editor_fails(demo_store: Demo, editor: str | None, said: bytes) -> None:
     """``E`` with this editor: a notification saying ``said``, then the app still answers keys
     (``q`` quits it with status 0) and the record is as it was."""
     with Store.open(demo_store.home / "agentctx.db") as db:
-        [first] = rec.list_records(db, project_id=demo_store.project_id, order="newest", limit=1)
+        [first] = rec.list_records(db, Selection(project_id=demo_store.project_id), order="newest",
+                                   limit=1)
     env = {**os.environ, "TERM": "xterm-256color"}
     env.pop("VISUAL", None)
     env.pop("EDITOR", None)

@@ -104,19 +104,16 @@ class MergeScreen(ModalScreen[bool]):
         return pair._replace(first=first, second=second)
 
     def action_merge(self) -> None:
-        """Supersede the older by the newer (consolidation's merge)."""
-        from agentctx.consolidate.duplicates import merge
-
+        """Supersede the older by the newer (the write path's merge, as consolidation's)."""
         try:
             pair = self._current_pair()
             if pair is None:
                 return
-            survivor = merge(self.state.db, pair, MERGE_REASON)
+            survivor = self.state.writer.merge(pair, MERGE_REASON)
         except (StoreError, sqlite3.Error) as exc:
             self.app.notify(f"nothing written: {exc}", severity="error", timeout=6)
             return
         self.changed = True
-        self.state.writer.kept_in_step(survivor)
         shorts = rec.short_ids(self.state.db, [pair.first.id, survivor.id])
         self.app.notify(f"merged: {shorts[pair.first.id]} superseded by {shorts[survivor.id]}",
                         timeout=3)

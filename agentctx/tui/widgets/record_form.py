@@ -226,7 +226,8 @@ class RecordForm(FormScreen):
     def check(self, values: FormValues) -> str | None:
         try:
             rec.validate(Draft(type=values.type, title=values.title, body=values.body,
-                               scope=values.scope, confidence=values.confidence, source="cli"))
+                               scope=values.scope, confidence=values.confidence,
+                               source="tui"))
         except StoreError as exc:
             return str(exc)
         return None
@@ -254,9 +255,11 @@ class SupersedeForm(FormScreen):
     def check(self, values: FormValues) -> str | None:
         if not values.rationale.strip():
             return "a rationale is required: say why the old record no longer holds"
+        if not values.body.strip():
+            return "the successor's body is required: say what holds now"
         try:
             rec.validate(Draft(type=self.record.type, title=values.title or self.record.title,
-                               body=values.body, confidence="explicit", source="cli"))
+                               body=values.body, confidence="explicit", source="tui"))
         except StoreError as exc:
             return str(exc)
         return None
