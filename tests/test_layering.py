@@ -5,22 +5,31 @@ The rules, in the same words as README.md:
     Floors, top to bottom: the faces (cli, tui, web, mcpserver, hooks), the use cases (ops), the
     offline passes and integrations (extract, consolidate, drift, team, install, benchmarks, demo),
     what Claude sees and the models (context, ml), the store, the core. A module imports only
-    from its own floor or the floors below it. SQL only in agentctx/store; nothing heavy on the
-    hook path: agentctx/hooks imports, of agentctx, only the core, the context package and the
-    store; the core imports nothing above it, and the configuration never imports the store.
+    from its own floor or the floors below it. The faces never import each other or
+    agentctx.team: they go through the use cases; the launchers are the drawn exceptions (the CLI
+    starts the MCP server, the web view and the TUI; the TUI starts the web view through its
+    launch API). SQL, in any case and through any Store method (rows, scalar, one), only in
+    agentctx/store; nothing heavy on the hook path: agentctx/hooks imports, of agentctx, only the
+    core, the context package and the store; the core imports nothing above it, and the
+    configuration never imports the store. Off the hook path, an import inside a function says
+    why on its line or the line above.
 
 "Heavy" third-party packages on the hook path are caught by the subprocess ``-X importtime``
 test in ``tests/hooks/test_import_hygiene.py``; this file checks what only the source can tell.
-Each check is shown failing on a deliberately broken example beside it.
+Each check is shown failing on a deliberately broken example beside it. NOTES.md is prose for
+people and is not checked here.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import re
 import sqlite3
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -40,6 +49,17 @@ FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 # What the hooks may import of agentctx, besides themselves.
 HOOK_PATH = ("agentctx.core", "agentctx.context", "agentctx.store")
+# The faces: none imports another, nor the team package (they call the use cases).
+FACES = ("agentctx.cli", "agentctx.tui", "agentctx.web", "agentctx.mcpserver", "agentctx.hooks")
+TEAM = "agentctx.team"
+# The drawn exceptions, the launchers: (importer, imported module) and the names the importer may
+# take from it.
+LAUNCHERS: dict[tuple[str, str], frozenset[str]] = {
+    ("agentctx.cli.mcp", "agentctx.mcpserver.app"): frozenset({"run"}),  # agentctx mcp
+    ("agentctx.cli.web", "agentctx.web.server"): frozenset({"WebError", "configured", "serve"}),
+    ("agentctx.cli.admin", "agentctx.tui.app"): frozenset({"run_tui"}),  # agentctx tui, demo
+    ("agentctx.tui.app", "agentctx.web.server"): frozenset({"WebError", "start"}),  # w
+}
 # Loose modules the package root may hold besides __init__ and __main__.
 ROOT_MODULES_MAX = 6
 
@@ -137,49 +157,84 @@ def sql_violations(name: str, path: Path, tree: ast.Module) -> list[str]:
     return found
 
 
+def import_statements(tree: ast.Module) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every import statement that runs, and whether it is inside a function (imports under
+    ``if TYPE_CHECKING:`` do not run and are left out)."""
+    def visit(nodes: list[ast.AST], in_function: bool,
+              ) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                yield from visit(list(node.orelse), in_function)
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                yield node, in_function
+                continue
+            nested = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for field in ("body", "handlers", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    yield from visit(inner, nested)
+
+    yield from visit(list(tree.body), False)
+
+
+def is_module(dotted: str) -> bool:
+    candidate = PACKAGE.parent / dotted.replace(".", "/")
+    return candidate.with_suffix(".py").exists() or (candidate / "__init__.py").exists()
+
+
+class Target(NamedTuple):
+    """What one import takes: a module of agentctx and, for ``from m import n`` of a name that
+    is no module, the name (``None``: the module itself)."""
+
+    module: str
+    name: str | None
+    line: int
+
+
+def resolve_base(name: str, node: ast.ImportFrom) -> str:
+    """The module a ``from … import`` of module ``name`` reads from, relative imports resolved."""
+    package = name if is_module(name + ".__init__") else name.rpartition(".")[0]
+    base = node.module or ""
+    if node.level:
+        parts = package.split(".")
+        base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
+    return base
+
+
+def targets_of(name: str, node: ast.Import | ast.ImportFrom) -> list[Target]:
+    """The agentctx modules (and names) one import statement of module ``name`` takes."""
+    if isinstance(node, ast.Import):
+        return [Target(alias.name, None, node.lineno) for alias in node.names
+                if alias.name.split(".")[0] == "agentctx"]
+    base = resolve_base(name, node)
+    if base.split(".")[0] != "agentctx":
+        return []
+    return [Target(f"{base}.{alias.name}", None, node.lineno)
+            if is_module(f"{base}.{alias.name}") else Target(base, alias.name, node.lineno)
+            for alias in node.names]
+
+
 def imports_of(name: str, tree: ast.Module, *, module_level_only: bool = False,
                ) -> list[tuple[str, int]]:
     """The agentctx modules ``name`` imports, with line numbers: ``import agentctx.x``,
     ``from agentctx.x import y`` (and ``agentctx.x.y`` when ``y`` is a module), relative imports
     resolved; with ``module_level_only``, not those inside functions. Imports under
     ``if TYPE_CHECKING:`` do not run and are left out."""
-    is_package = (PACKAGE.parent / name.replace(".", "/") / "__init__.py").exists()
-    package = name if is_package else name.rpartition(".")[0]
     found: list[tuple[str, int]] = []
-
-    def record(node: ast.Import | ast.ImportFrom) -> None:
+    for node, in_function in import_statements(tree):
+        if module_level_only and in_function:
+            continue
         if isinstance(node, ast.Import):
             found.extend((alias.name, node.lineno) for alias in node.names
                          if alias.name.split(".")[0] == "agentctx")
-            return
-        base = node.module or ""
-        if node.level:
-            parts = package.split(".")
-            base = ".".join([*parts[:len(parts) - node.level + 1], *([base] if base else [])])
+            continue
+        base = resolve_base(name, node)
         if base.split(".")[0] != "agentctx":
-            return
+            continue
         found.append((base, node.lineno))
-        for alias in node.names:
-            candidate = PACKAGE.parent / f"{base}.{alias.name}".replace(".", "/")
-            if candidate.with_suffix(".py").exists() or (candidate / "__init__.py").exists():
-                found.append((f"{base}.{alias.name}", node.lineno))
-
-    def visit(nodes: list[ast.AST], in_function: bool) -> None:
-        for node in nodes:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                visit(list(node.orelse), in_function)
-                continue
-            if isinstance(node, ast.Import | ast.ImportFrom):
-                if not (module_level_only and in_function):
-                    record(node)
-                continue
-            nested = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
-            for field in ("body", "handlers", "orelse", "finalbody"):
-                inner = getattr(node, field, None)
-                if isinstance(inner, list):
-                    visit(inner, nested)
-
-    visit(list(tree.body), False)
+        found.extend((f"{base}.{alias.name}", node.lineno) for alias in node.names
+                     if is_module(f"{base}.{alias.name}"))
     return found
 
 
@@ -384,8 +439,141 @@ def test_the_name_check_catches_a_clash() -> None:
     assert name_clashes(["agentctx.hooks", "agentctx.cli.hooks", "agentctx.x.hooks"]) != []
 
 
+RULE_END = "says why on its line or the line above."
+
+
 def test_the_readme_states_the_rules() -> None:
     rule = " ".join((__doc__ or "").split())
-    start, end = rule.index("Floors, top to bottom"), rule.index("never imports the store.")
+    start, end = rule.index("Floors, top to bottom"), rule.index(RULE_END)
     text = " ".join((PACKAGE.parent / "README.md").read_text(encoding="utf-8").split())
-    assert rule[start:end + len("never imports the store.")] in text
+    assert rule[start:end + len(RULE_END)] in text
+
+
+# ------------------------------------------------------------------------------ the faces
+
+
+def face_of(name: str) -> str | None:
+    return next((face for face in FACES if within(name, face)), None)
+
+
+def face_violations(sources: dict[str, tuple[Path, ast.Module]]) -> list[str]:
+    """Every import by which a face reaches another face or the team package, beyond what the
+    launchers may take (:data:`LAUNCHERS`)."""
+    found = []
+    for name, (path, tree) in sources.items():
+        own = face_of(name)
+        if own is None:
+            continue
+        for node, _in_function in import_statements(tree):
+            for target in targets_of(name, node):
+                other = face_of(target.module)
+                if not (within(target.module, TEAM) or (other is not None and other != own)):
+                    continue
+                allowed = LAUNCHERS.get((name, target.module), frozenset())
+                if target.name is None or target.name not in allowed:
+                    what = target.module + (f".{target.name}" if target.name else "")
+                    found.append(f"{rel(path)}:{target.line} ({own}) imports {what}")
+    return found
+
+
+def test_faces_never_import_each_other_or_the_team_package() -> None:
+    found = face_violations(ALL)
+    assert not found, "faces reaching past the use cases:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize(("importer", "source"), [
+    ("agentctx.cli.stray", "from agentctx.tui.records_pane import RecordsPane\n"),
+    ("agentctx.web.stray", "def late():\n    from agentctx.mcpserver import service\n"),
+    ("agentctx.mcpserver.stray", "import agentctx.cli.common\n"),
+    ("agentctx.cli.stray", "def late():\n    from agentctx import team\n"),
+    ("agentctx.tui.stray", "from agentctx.team.teamfile import parse\n"),
+    ("agentctx.tui.app", "from agentctx.web.server import WebServer\n"),  # beyond the launch API
+    ("agentctx.cli.admin", "from agentctx.tui import app\n"),  # the whole module, not run_tui
+])
+def test_the_face_check_catches_a_face_reaching_past_the_use_cases(importer: str,
+                                                                    source: str) -> None:
+    path = PACKAGE / (importer.replace(".", "/").removeprefix("agentctx/") + ".py")
+    assert len(face_violations({importer: (path, ast.parse(source))})) == 1
+
+
+def test_the_launchers_start_other_faces_through_their_launch_api_only() -> None:
+    allowed = {"agentctx.tui.app": "from agentctx.web.server import WebError, start\n",
+               "agentctx.cli.mcp": "def mcp():\n    from agentctx.mcpserver.app import run\n"}
+    for importer, source in allowed.items():
+        path = PACKAGE / (importer.replace(".", "/").removeprefix("agentctx/") + ".py")
+        assert face_violations({importer: (path, ast.parse(source))}) == []
+    ops = {"agentctx.cli.stray": (PACKAGE / "cli" / "stray.py",
+                                  ast.parse("from agentctx.ops import teamsync\n"))}
+    assert face_violations(ops) == []
+
+
+# --------------------------------------------------------------------------- late imports
+
+
+def hot_path(sources: dict[str, tuple[Path, ast.Module]]) -> set[str]:
+    """The modules a hook process may load: the entry point, the hooks and everything they
+    import (at any depth, in functions too)."""
+    reached = {"agentctx", "agentctx.__main__"}
+    waiting = [name for name in sources if within(name, "agentctx.hooks")]
+    reached.update(waiting)
+    while waiting:
+        name = waiting.pop()
+        path_tree = sources.get(name)
+        if path_tree is None:
+            continue
+        for target, _line in imports_of(name, path_tree[1]):
+            if target in sources and target not in reached:
+                reached.add(target)
+                waiting.append(target)
+    return reached
+
+
+def commented_lines(text: str) -> tuple[set[int], set[int]]:
+    """The lines that carry a comment, and those that are only a comment."""
+    carrying, alone = set(), set()
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.COMMENT:
+            carrying.add(token.start[0])
+            if not token.line[:token.start[1]].strip():
+                alone.add(token.start[0])
+    return carrying, alone
+
+
+def unexplained_late_imports(name: str, path: Path, tree: ast.Module, text: str,
+                             exempt: set[str]) -> list[str]:
+    """Imports inside functions of a module off the hook path (``exempt``) that do not say why:
+    no comment on the statement's lines, nor a comment line right above it."""
+    if name in exempt:
+        return []
+    carrying, alone = commented_lines(text)
+    found = []
+    for node, in_function in import_statements(tree):
+        if not in_function:
+            continue
+        lines = set(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        if lines & carrying or node.lineno - 1 in alone:
+            continue
+        found.append(f"{rel(path)}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_imports_inside_functions_say_why_off_the_hook_path() -> None:
+    exempt = hot_path(ALL)
+    found = [v for name, (path, tree) in ALL.items()
+             for v in unexplained_late_imports(name, path, tree,
+                                               path.read_text(encoding="utf-8"), exempt)]
+    assert not found, ("imports inside functions without a reason (say why on the line, or "
+                       "hoist them):\n" + "\n".join(found))
+
+
+def test_the_late_import_check_catches_an_import_without_a_reason() -> None:
+    bare = "def late():\n    import json\n    from agentctx import team\n"
+    explained = ("def late():\n    import json  # only --json prints it\n"
+                 "    # the team package is the slowest of the CLI's imports\n"
+                 "    from agentctx import team\n")
+    stray, path = "agentctx.cli.stray", PACKAGE / "cli" / "stray.py"
+    assert len(unexplained_late_imports(stray, path, ast.parse(bare), bare, set())) == 2
+    assert unexplained_late_imports(stray, path, ast.parse(explained), explained, set()) == []
+    assert unexplained_late_imports(stray, path, ast.parse(bare), bare, {stray}) == []
+    assert "agentctx.store.search_asof" in hot_path(ALL)
+    assert "agentctx.cli.records" not in hot_path(ALL)

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx.core import config
+import agentctx
+from agentctx.core import config, gitinfo
 from agentctx.install.jsonfile import InstallError
 
 SCOPES = ("user", "project")
@@ -44,7 +46,6 @@ def user_claude_json() -> Path:
 
 def project_root(cwd: Path | None = None) -> Path:
     """The project folder of ``cwd``: the top of its git worktree, else the folder itself."""
-    from agentctx.core import gitinfo
 
     start = (cwd or Path.cwd()).absolute()
     repo = gitinfo.find_repo(start)
@@ -88,9 +89,6 @@ def find_python() -> str:
 def user_site_folder() -> str | None:
     """The user's site folder when agentctx is installed there (``pip install --user``):
     isolated mode leaves that folder out, so the commands must name it. ``None`` otherwise."""
-    import site
-
-    import agentctx
 
     own = os.path.dirname(os.path.dirname(os.path.abspath(agentctx.__file__)))
     user = site.getusersitepackages()
@@ -99,6 +97,7 @@ def user_site_folder() -> str | None:
 
 def launch_argv(python: str | None = None) -> list[str]:
     """How Claude Code starts agentctx: ``python`` (default: this one) in isolated mode."""
+    # agentctx.install.entries imports this module: a cycle
     from agentctx.install.entries import launch_argv as argv_for
 
     return argv_for(python or find_python(), user_site_folder())
