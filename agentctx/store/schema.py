@@ -306,14 +306,18 @@ def m008_face_sources(db: Database) -> None:
     """``tui`` and ``web`` join the record sources (a record says which face wrote it; an older
     agentctx refuses a store that may hold them). The successors the browser or the web view
     wrote before were stored as ``cli``; the audit trail's supersede entry names the face, so
-    they are relabelled. Records they created outright cannot be told apart and stay ``cli``."""
+    those recorded in the same moment as their supersede are relabelled (an existing record
+    named as a successor keeps its source). Records they created outright cannot be told apart
+    and stay ``cli``."""
     for table in ("records", "records_archive"):
         db.execute(f"""UPDATE {table} SET source = (
                 SELECT e.actor FROM edits e WHERE e.field = 'superseded_by'
                    AND e.new_value = {table}.id AND e.actor IN ('tui', 'web') LIMIT 1)
-             WHERE source = 'cli' AND id IN (
-                SELECT new_value FROM edits WHERE field = 'superseded_by'
-                   AND actor IN ('tui', 'web'))""")
+             WHERE source = 'cli' AND EXISTS (
+                SELECT 1 FROM edits e WHERE e.field = 'superseded_by'
+                   AND e.new_value = {table}.id AND e.actor IN ('tui', 'web')
+                   AND abs(julianday(e.changed_at) - julianday({table}.recorded_at)) * 86400
+                       < 5)""")
 
 
 @contextmanager

@@ -127,6 +127,29 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
         db.close()
 
 
+def test_the_upgrade_to_face_sources_relabels_what_the_tui_and_web_superseded(
+        tmp_path: Path) -> None:
+    """Before schema 8 a successor the TUI or the web view wrote was stored as ``cli``; the
+    audit trail's supersede entry names the face, and the upgrade relabels it."""
+    path = tmp_path / "agentctx.db"
+    with Store.open(path) as db:
+        made = {}
+        for face in ("tui", "web", "cli"):
+            old = records.add(db, Draft(type="decision", title=f"Old {face}", body="x"),
+                              project_id="p")
+            made[face] = records.supersede(db, old.id, Draft(type="", title=f"New {face}",
+                                                              body="y", source="cli"),
+                                           "why", actor=face).id
+    with sqlite3.connect(path) as conn:  # back to schema 7, as an older agentctx left it
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_face_sources'")
+        conn.execute("PRAGMA user_version = 7")
+    conn.close()
+    with Store.open(path) as db:
+        assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION
+        assert {face: records.get(db, rid).source for face, rid in made.items()} == {
+            "tui": "tui", "web": "web", "cli": "cli"}
+
+
 def check_indexes(db: Store) -> None:
     """Both full-text indexes hold exactly their tables' rows (raises otherwise)."""
     for index in ("records_fts", "records_archive_fts"):
