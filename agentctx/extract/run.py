@@ -146,7 +146,6 @@ def run(request: Request, *, http_client: httpx2.Client | None = None,
         log(f"failed: {exc}", request.session_id)
         return Outcome("failed", str(exc), request.session_id)
     except Exception as exc:  # the last line of defence: one log line, never a traceback
-
         log(f"failed unexpectedly: {type(exc).__name__}: {exc} "
             f"{traceback.format_exc(limit=3)!r}", request.session_id)
         return Outcome("failed", f"unexpected error: {exc}", request.session_id)
@@ -392,19 +391,13 @@ def variable_block(db: Store, target: Target) -> str:
 
 def _lists(db: Store, target: Target) -> tuple[list[Listed], list[Listed], list[Listed]]:
     """Active decisions and conventions, known preferences and this session's bugfix stubs."""
-    active = records.list_records(db,
-                                  Selection(project_id=target.project_id,
-                                            types=("decision", "convention")),
+    where = Selection(project_id=target.project_id)
+    active = records.list_records(db, where._replace(types=("decision", "convention")),
                                   limit=200)
-    preferences = records.list_records(db,
-                                       Selection(project_id=target.project_id, include_global=True,
-                                                 types=("preference",)),
-                                       limit=200)
-    stubs = [r for r in records.list_records(db,
-                                             Selection(project_id=target.project_id,
-                                                       types=("bugfix",),
-                                                       session_id=target.session_id),
-                                             limit=100)
+    preferences = records.list_records(db, where._replace(types=("preference",),
+                                                          include_global=True), limit=200)
+    stubs = [r for r in records.list_records(db, where._replace(
+                 types=("bugfix",), session_id=target.session_id), limit=100)
              if r.source == "hook_observation" and not r.body.strip()]
     short = records.short_ids(db, [r.id for r in (*active, *preferences, *stubs)])
     share = LISTS_MAX_TOKENS // 3

@@ -57,6 +57,12 @@ SCORE_DECIMALS = 6
 _ZERO_NORM = 1e-6
 
 
+class _Wanted(NamedTuple):
+    projects: list[str] | None
+    types: tuple[str, ...]
+    history: bool  # superseded records too
+
+
 class Pending(NamedTuple):
     """A record waiting for an embedding, with what its embedding text is made of."""
 
@@ -395,15 +401,12 @@ def exact_best(pks: Sequence[int], matrix: Matrix, query: Vector,
 def nearest(db: Store, query_vec: Any, *, project_ids: Sequence[str] | None, limit: int,
             model: str, types: Sequence[str] = (),
             include_superseded: bool = False) -> list[tuple[int, float]]:
-    """The records most similar to ``query_vec``: ``(record pk, cosine)``, best first.
-
-    ``query_vec`` is one vector from the same ``model`` (normalized here). ``project_ids``
-    restricts the search (``None``: every project; pass ``"global"`` explicitly to include the
-    developer profile), ``types`` (when given) the record types. Only current records (not
-    superseded unless ``include_superseded``; never archived or forgotten) with an embedding from
-    ``model`` are returned, at most ``limit``; cosines are rounded to 6 places and ties go to the
-    lower pk. vec0 and the numpy fallback return identical lists.
-    """
+    """The records most similar to ``query_vec`` (one vector of ``model``, normalized here):
+    ``(record pk, cosine)``, best first, at most ``limit``, cosines rounded to 6 places, ties to
+    the lower pk. ``project_ids`` (``None``: every project; name ``"global"`` for the developer
+    profile) and ``types`` restrict it; only current records (superseded ones too with
+    ``include_superseded``; never archived or forgotten) with a ``model`` embedding are returned.
+    vec0 and the numpy fallback return identical lists."""
     if limit <= 0:
         return []
     query = unit(query_vec)
@@ -412,7 +415,7 @@ def nearest(db: Store, query_vec: Any, *, project_ids: Sequence[str] | None, lim
     projects = None if project_ids is None else list(dict.fromkeys(project_ids))
     if projects == []:
         return []
-    wanted = _Wanted(projects, tuple(dict.fromkeys(types)), include_superseded)
+    wanted = _Wanted(projects, tuple(dict.fromkeys(types)), include_superseded)  # which records
     if _load_vec0(db) is None:
         try:
             found = _nearest_vec0(db, query, wanted, limit, model)
@@ -424,22 +427,13 @@ def nearest(db: Store, query_vec: Any, *, project_ids: Sequence[str] | None, lim
     return _nearest_numpy(db, query, wanted, limit, model)
 
 
-class _Wanted(NamedTuple):
-    """Which records a vector search may return."""
-
-    projects: list[str] | None
-    types: tuple[str, ...]
-    history: bool  # superseded records too
-
-
 def _nearest_numpy(db: Store, query: Vector, wanted: _Wanted, limit: int,
                    model: str) -> list[tuple[int, float]]:
     import numpy as np
 
     state = _state(db)
-    key = (model, int(query.shape[0]),
-           tuple(wanted.projects) if wanted.projects is not None else None, wanted.history,
-           db.change_counter(), db.meta_get(META_VERSION))
+    key = (model, int(query.shape[0]), wanted.projects and tuple(wanted.projects),
+           wanted.history, db.change_counter(), db.meta_get(META_VERSION))
     if state.cache_key == key and state.cache is not None:
         pks, types, matrix = state.cache
     else:
@@ -487,8 +481,7 @@ def _nearest_vec0(db: Store, query: Vector, wanted: _Wanted, limit: int,
 
 def _checked_vectors(db: Store, pks: Sequence[int], model: str,
                      wanted: _Wanted) -> dict[int, Vector]:
-    """The stored vectors of those ``pks`` that really are wanted (current unless history, in
-    the projects, of the types)."""
+    """The stored vectors of those ``pks`` that really are ``wanted``."""
     if not pks:
         return {}
     where = f"e.record_pk IN ({','.join('?' * len(pks))}) AND e.model = ?"
