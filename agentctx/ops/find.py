@@ -6,8 +6,9 @@ store's vectors: the CLI, the TUI and the web view, which live for one command o
 or a long-lived process's in-memory index (the MCP server's
 :class:`~agentctx.store.hybrid.IndexedVectors`). Every side selects and scores alike, so the same
 query gives the same hits, in the same order, on every face over the same store. The hook's
-per-prompt judgement calls the store's :func:`~agentctx.store.hybrid.hybrid_search` itself (the
-hook path stops at the store) with a side of its own.
+per-prompt judgement stays on the store's keyword search (the hook path stops at the store); a
+lean vector side of its own plugs into :func:`~agentctx.store.hybrid.hybrid_search` like any
+other, and this entry takes it as it takes the others.
 
 Faces that search as the user types (the TUI and the web view) pass ``substrings``: when no
 record has a word of the text yet ("conn"), a substring scan finds "Connect".
