@@ -6,9 +6,6 @@ from __future__ import annotations
 import os
 
 from agentctx.core import config
-from agentctx.core.hooklog import LOG_LINE_MAX as LOG_LINE_MAX
-from agentctx.core.hooklog import LOG_NAME as LOG_NAME
-from agentctx.core.hooklog import log_problem as log_problem
 from agentctx.store.db import Store
 from agentctx.store.projects import Resolved, resolve
 
@@ -70,6 +67,15 @@ class HookContext:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+
+def log_problem(event: str, session_id: str, message: str, *,
+                max_bytes: int | None = None) -> None:
+    """Append one redacted line to the hook log (:func:`agentctx.core.hooklog.log_problem`);
+    never raises."""
+    from agentctx.core import hooklog  # loaded only when there is a problem to log
+
+    hooklog.log_problem(event, session_id, message, max_bytes=max_bytes)
 
 
 def describe(exc: BaseException) -> str:
