@@ -47,6 +47,11 @@ class Features(NamedTuple):
     edit: float
     generic: float
     terms: float  # log1p of the prompt's search terms
+    # The vector side (0 on keyword-only stores): 1 / its rank among the prompt's nearest
+    # records by meaning (0 when not among them), found by both sides, found by meaning alone.
+    vector_rank: float = 0.0
+    both: float = 0.0
+    vector_only: float = 0.0
 
 
 class Model(NamedTuple):
@@ -66,27 +71,35 @@ KEYWORD = Model(Features(strength=3.94, relevance=3.27, cosine=0.0, cosine_margi
 
 
 def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] | None,
-             terms: int) -> list[Features]:
-    """The features of each of ``hits`` (the search's candidates, best first) for ``prompt``;
-    ``cosines`` is the prompt-record cosine of each hit (``None``: no vectors), ``terms`` how
-    many search terms the prompt has."""
+             terms: int, vector_ranks: Sequence[int] | None = None) -> list[Features]:
+    """The features of each of ``hits`` (the candidates: the search's, best first, then those
+    found by meaning alone) for ``prompt``; ``cosines`` is the prompt-record cosine of each hit
+    (``None``: no vectors), ``terms`` how many search terms the prompt has, ``vector_ranks``
+    each hit's 1-based rank among the prompt's nearest records by meaning (0: not among them;
+    ``None``: no vector side). A hit found by meaning alone has no rank and no matched words."""
     if not hits:
         return []
+    ranks = list(vector_ranks) if vector_ranks is not None else [0] * len(hits)
+    keyword_hits = [hit for hit in hits if hit.rank > 0]
     kind = prompt_kind.kind(prompt)
     change = not _CHANGE_CUE.isdisjoint(tokens(prompt))
     known = [c if c is not None else 0.0 for c in (cosines or [None] * len(hits))]
-    top = hits[0].rank or 1.0
+    top = keyword_hits[0].rank if keyword_hits else 1.0
     out = []
     for index, hit in enumerate(hits):
         others = known[:index] + known[index + 1:]
         lifted = 1.0 if hit.via else 0.0
+        keyword = hit.rank > 0
         out.append(Features(
             strength=math.log1p(hit.strength), relevance=hit.relevance, cosine=known[index],
             cosine_margin=known[index] - max(others, default=0.0) if cosines else 0.0,
             rank_ratio=hit.rank / top if top else 0.0, lifted=lifted,
             lifted_change=lifted if change else 0.0, dated=1.0 if hit.dated else 0.0,
             chat=float(kind == prompt_kind.CHAT), edit=float(kind == prompt_kind.EDIT),
-            generic=float(kind == prompt_kind.GENERIC), terms=math.log1p(terms)))
+            generic=float(kind == prompt_kind.GENERIC), terms=math.log1p(terms),
+            vector_rank=1.0 / ranks[index] if ranks[index] else 0.0,
+            both=1.0 if keyword and ranks[index] else 0.0,
+            vector_only=0.0 if keyword else 1.0))
     return out
 
 
