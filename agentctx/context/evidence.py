@@ -52,6 +52,7 @@ class Features(NamedTuple):
     vector_rank: float = 0.0
     both: float = 0.0
     vector_only: float = 0.0
+    meaning: float = 0.0  # the cosine of a candidate found by meaning alone (else 0)
 
 
 class Model(NamedTuple):
@@ -62,12 +63,13 @@ class Model(NamedTuple):
 
 
 # Fitted on the tuning prompts (see the module docstring and ``bench/fit_evidence.py``).
-SEMANTIC = Model(Features(strength=3.26, relevance=3.16, cosine=2.21, cosine_margin=4.08,
-                          rank_ratio=4.31, lifted=0.66, lifted_change=1.28, dated=1.66,
-                          chat=-1.67, edit=-1.76, generic=-1.76, terms=-0.47), -9.22)
-KEYWORD = Model(Features(strength=3.94, relevance=3.27, cosine=0.0, cosine_margin=0.0,
-                         rank_ratio=5.16, lifted=0.18, lifted_change=1.31, dated=1.66,
-                         chat=-1.78, edit=-1.92, generic=-1.76, terms=-0.44), -9.65)
+SEMANTIC = Model(Features(strength=2.59, relevance=3.34, cosine=0.57, cosine_margin=4.12,
+                          rank_ratio=3.89, lifted=0.99, lifted_change=1.00, dated=1.60,
+                          chat=-1.82, edit=-1.99, generic=-1.97, terms=0.09, vector_rank=0.86,
+                          both=0.28, vector_only=3.73, meaning=0.58), -9.16)
+KEYWORD = Model(Features(strength=2.27, relevance=3.58, cosine=0.0, cosine_margin=0.0,
+                         rank_ratio=2.89, lifted=0.0, lifted_change=0.97, dated=1.22,
+                         chat=-2.15, edit=-2.06, generic=-1.76, terms=0.25), -7.71)
 
 
 def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] | None,
@@ -99,7 +101,8 @@ def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] |
             generic=float(kind == prompt_kind.GENERIC), terms=math.log1p(terms),
             vector_rank=1.0 / ranks[index] if ranks[index] else 0.0,
             both=1.0 if keyword and ranks[index] else 0.0,
-            vector_only=0.0 if keyword else 1.0))
+            vector_only=0.0 if keyword else 1.0,
+            meaning=0.0 if keyword else known[index]))
     return out
 
 
