@@ -97,7 +97,7 @@ def preview(
                                     "probability": v.probability, "relevance": v.hit.relevance,
                                     "cosine": v.cosine, "matched": list(v.hit.matched),
                                     "replaces": v.hit.via, "dated": v.hit.dated,
-                                    "outcome": v.outcome,
+                                    "found_by": v.found_by, "outcome": v.outcome,
                                     "why": judgement.OUTCOMES[v.outcome]}
                                    for v in listed],
                     "injected_text": injected,
@@ -141,6 +141,8 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
             detail += f"; replaces {v.hit.via[:12]}"
         if v.hit.dated:
             detail += "; dated where the prompt points"
+        if v.found_by != "keyword":
+            detail += "; found by meaning" + (" and keywords" if v.found_by == "both" else "")
         lines.append(f"{'':10}{detail}")
     full, pointers = len(decision.injected), len(decision.pointers)
     if full or pointers:

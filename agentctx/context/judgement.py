@@ -134,6 +134,9 @@ class Verdict(NamedTuple):
     cosine: float | None = None
     # The evidence model's probability that it answers the prompt (None: not weighed).
     probability: float | None = None
+    # Which side found it: "keyword", "meaning" (the prompt's nearest records by vector) or
+    # "both".
+    found_by: str = "keyword"
 
 
 INJECT, POINTER, SEEN, WEAK, CAPPED, CUT = "inject", "pointer", "seen", "weak", "capped", "cut"
@@ -203,7 +206,8 @@ def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
         return already
     cosines = found.cosines
     model = evidence.SEMANTIC if cosines is not None else evidence.KEYWORD
-    weighed = [Verdict(hit, WEAK, cosines[i] if cosines else None, evidence.probability(f, model))
+    weighed = [Verdict(hit, WEAK, cosines[i] if cosines else None, evidence.probability(f, model),
+                       found.side(i))
                for i, (hit, f) in enumerate(zip(found.hits, evidence.features(
                    prompt, found.hits, cosines, found.terms, found.vector_ranks), strict=True))]
     agreed = found.agreed()
@@ -243,6 +247,13 @@ class Candidates(NamedTuple):
     terms: int
     seen: list[Hit]
 
+    def side(self, index: int) -> str:
+        """Which side found candidate ``index``: ``keyword``, ``meaning`` or ``both``."""
+        by_meaning = bool(self.vector_ranks and self.vector_ranks[index])
+        if self.hits[index].rank <= 0:
+            return "meaning"
+        return "both" if by_meaning else "keyword"
+
     def agreed(self) -> int | None:
         """The pk of the record both sides put first, confidently (:data:`AGREED_COSINE`,
         :data:`AGREED_RELEVANCE`); ``None`` when they differ, the agreement is weak, or there
@@ -250,9 +261,9 @@ class Candidates(NamedTuple):
         if not self.hits or self.vector_ranks is None or self.hits[0].rank <= 0:
             return None
         first = self.hits[0]
+        cosine = self.cosines[0] if self.cosines else None
         if self.vector_ranks[0] != 1 or first.relevance < AGREED_RELEVANCE or \
-                (self.cosines[0] if self.cosines else None) is None or \
-                (self.cosines[0] or 0.0) < AGREED_COSINE:
+                cosine is None or cosine < AGREED_COSINE:
             return None
         return first.record.pk
 

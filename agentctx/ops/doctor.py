@@ -212,21 +212,26 @@ def check_semantic_check(cfg: config.Config) -> Check:
         return Check("semantic check", OK, "off (embeddings disabled; keyword relevance only)")
     if not config.db_path().exists():
         return Check("semantic check", WARN, "no store yet", "run 'agentctx init'")
-    from agentctx.store import Store, querymodel
+    from agentctx.store import Store, querymodel, vecside
 
     try:
         with Store.open(busy_timeout_ms=1000) as db:
             entry = querymodel.registered(db)
             side = querymodel.open_registered(db)
+            vectors_ready, why = vecside.ready(db)
     except (OSError, sqlite3.Error) as exc:
         return Check("semantic check", WARN, f"cannot read the store: {exc}")
     if side is None:
         where = f" ({jsonfile.display(Path(entry[1]))} is missing or stale)" if entry else ""
         return Check("semantic check", WARN, f"not ready{where}: prompts are matched by "
-                     "keywords only", "run 'agentctx consolidate' (it writes the query side "
-                     "file of a WordPiece model)")
+                     "keywords only, and the hook finds no record by meaning", "run 'agentctx "
+                     "consolidate' (it writes the query side file of a WordPiece model)")
     side.close()
-    return Check("semantic check", OK, f"on ({side.model})")
+    if not vectors_ready:
+        return Check("semantic check", WARN, f"on ({side.model}); the hook's candidates by "
+                     f"meaning are not ready: {why}", "run 'agentctx consolidate'")
+    return Check("semantic check", OK, f"on ({side.model}); the hook also finds records by "
+                 f"meaning ({why} vector side)")
 
 
 def check_clock() -> Check | None:

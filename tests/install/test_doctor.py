@@ -212,8 +212,24 @@ def test_semantic_check_readiness(home: Path, monkeypatch: pytest.MonkeyPatch) -
                      rows=[("word", struct.pack("<1e", 1.0))])
     with Store.open() as db:
         querymodel.register(db, "m", side)
-    assert doctor.check_semantic_check(config.Config.load()) == doctor.Check(
-        "semantic check", "ok", "on (m)")
+    lists = doctor.check_semantic_check(config.Config.load())
+    assert lists.status == "warn" and "by meaning are not ready" in lists.detail, lists
+    assert "consolidate" in lists.fix
+    import numpy as np
+
+    from agentctx.store import projects, records, vecside_build, vectors
+    from agentctx.store.models import Draft
+
+    with Store.open() as db:
+        project = projects.resolve(db, str(home)).project
+        records.add(db, Draft(type="decision", title="Use word", body="word"),
+                    project_id=project.id)
+        vectors.save(db, "m", [(item, np.ones(1, dtype=np.float32))
+                               for item in vectors.pending(db)])
+        vecside_build.build(db, "m")
+    ready = doctor.check_semantic_check(config.Config.load())
+    assert ready.status == "ok" and ready.detail.startswith("on (m); the hook also finds "
+                                                            "records by meaning"), ready
     side.unlink()
     stale = doctor.check_semantic_check(config.Config.load())
     assert stale.status == "warn" and "missing or stale" in stale.detail
