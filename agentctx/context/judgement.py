@@ -335,7 +335,11 @@ def semantic_check_state(db: Store, knobs: Settings) -> str:
     if side is None:
         return "not ready (run 'agentctx consolidate')"
     side.close()
-    return "on"
+    from agentctx.store import vecside
+
+    ready, why = vecside.ready(db)
+    return f"on, with candidates by meaning ({why})" if ready else \
+        f"on, without candidates by meaning ({why})"
 
 
 def compose(hits: Sequence[Hit], project_name: str, knobs: Settings, *,

@@ -9,9 +9,10 @@ cosine)]``, best first, over current records only. Its backend is chosen once pe
 * ``stdlib`` — everywhere else (pyenv and macOS system Pythons), and whenever the vec0 index is
   missing or marked dirty: an inverted-file index kept in :data:`LISTS`. Consolidation (which has
   numpy) clusters each project's vectors into lists of about :data:`LIST_SIZE` records around
-  unit centroids and stores, per list, its centroid and each member's pk and *sign code* (the
-  signs of the vector, centred on the store's mean and mixed by two seeded Hadamard rotations, as
-  one integer). A query scores the centroids, reads the best lists until :data:`SCAN` members,
+  unit centroids and stores, per list, its centroid and each member's pk and *sign code*: for
+  each of :data:`ROTATIONS` seeded rotations (random signs, then a Walsh-Hadamard transform) of
+  the vector centred on the store's mean, one bit per component that is positive, all in one
+  integer. A query scores the centroids, reads the best lists until :data:`SCAN` members,
   compares codes with ``int.bit_count()`` and re-scores the best :data:`RESCORE` exactly from
   the stored float32 vectors. A scope of at most :data:`EXACT` vectors is scored exactly.
 
@@ -36,13 +37,14 @@ from collections.abc import Sequence
 
 from agentctx.store.db import Store
 
-FORMAT = 1
+FORMAT = 2
 META_KEY = "vectors_lean"  # JSON: format, model, dim, seed, built (the change counter)
 LISTS = "records_vec_lists"  # (project_id, list_no, centroid f32 BLOB, members BLOB)
 MEAN_LIST = -1  # the row of LISTS whose centroid is the store's mean vector
 LIST_SIZE = 256  # members per list the build aims at
-SCAN = 3000  # sign codes compared per query (lists are read best first until this many)
-RESCORE = 128  # candidates re-scored exactly from the stored vectors
+SCAN = 2000  # sign codes compared per query (lists are read best first until this many)
+RESCORE = 64  # candidates re-scored exactly from the stored vectors
+ROTATIONS = 4  # independent rotations: a code has ROTATIONS bits per (padded) dimension
 EXACT = 768  # a scope of at most this many vectors is scored exactly, every one
 DECIMALS = 6
 _ZERO = 1e-6
@@ -55,16 +57,21 @@ def backend_name() -> str:
     """``vec0`` when this process can load sqlite-vec (and ``vector_backend`` allows it), else
     ``stdlib``; decided once per process."""
     if not _BACKEND:
-        from agentctx.store import vectors
+        import sqlite3
 
         chosen = "stdlib"
-        if vectors.can_load_extensions() and vectors._configured_backend() != "numpy":
+        # Checked before importing the vectors module: on an interpreter that cannot load
+        # extensions (pyenv, macOS) the hook never pays for its imports (logging, typing).
+        if hasattr(sqlite3.Connection, "enable_load_extension"):
+            from agentctx.store import vectors
+
             try:
                 import sqlite_vec  # noqa: F401  (only whether it is installed)
             except ImportError:
                 pass
             else:
-                chosen = "vec0"
+                if vectors._configured_backend() != "numpy":
+                    chosen = "vec0"
         _BACKEND.append(chosen)
     return _BACKEND[0]
 
@@ -74,15 +81,20 @@ class Built:
 
     def __init__(self, model: str, dim: int, seed: int) -> None:
         self.model, self.dim, self.seed = model, dim, seed
-        self._signs: tuple[tuple[float, ...], tuple[float, ...]] | None = None
+        self._signs: list[tuple[float, ...]] | None = None
         self._mean: tuple[float, ...] | None = None
 
-    def signs(self) -> tuple[tuple[float, ...], tuple[float, ...]]:
-        """The two seeded ±1 vectors of the rotations (of the padded dimension)."""
+    def signs(self) -> list[tuple[float, ...]]:
+        """The seeded ±1 vector of each rotation (of the padded dimension)."""
         if self._signs is None:
             size = padded(self.dim)
-            self._signs = (rotation_signs(self.seed, size), rotation_signs(self.seed + 1, size))
+            self._signs = [rotation_signs(self.seed + j, size) for j in range(ROTATIONS)]
         return self._signs
+
+    @property
+    def code_bytes(self) -> int:
+        """Bytes of one sign code."""
+        return padded(self.dim) * ROTATIONS // 8
 
 
 def rotation_signs(seed: int, size: int) -> tuple[float, ...]:
@@ -131,15 +143,19 @@ def _mix(values: list[float]) -> list[float]:
     return values
 
 
-def sign_code(vector: Sequence[float], mean: Sequence[float], signs: tuple[Sequence[float],
-              Sequence[float]]) -> int:
-    """The sign code of ``vector``: bit i set when component i of ``vector - mean``, rotated
-    (signs, :func:`_mix`, signs, :func:`_mix`), is positive."""
+def sign_code(vector: Sequence[float], mean: Sequence[float],
+              signs: Sequence[Sequence[float]]) -> int:
+    """The sign code of ``vector``: for each rotation j (``vector - mean`` times its seeded
+    signs, then :func:`_mix`), bit ``j * n + i`` is set when component i is positive."""
     centred = list(map(operator.sub, vector, mean))
-    centred += [0.0] * (len(signs[0]) - len(centred))
-    rotated = _mix(list(map(operator.mul, _mix(list(map(operator.mul, centred, signs[0]))),
-                            signs[1])))
-    return int("".join("1" if value > 0 else "0" for value in reversed(rotated)), 2)
+    size = len(signs[0])
+    centred += [0.0] * (size - len(centred))
+    code = 0
+    for j, flips in enumerate(signs):
+        rotated = _mix(list(map(operator.mul, centred, flips)))
+        code |= int("".join("1" if value > 0 else "0" for value in reversed(rotated)), 2) \
+            << (j * size)
+    return code
 
 
 def unit(vector: Sequence[float]) -> tuple[float, ...] | None:
@@ -198,7 +214,7 @@ def _nearest_stdlib(db: Store, info: Built, query: tuple[float, ...], projects: 
                    f"WHERE project_id IN ({_scope_sql(projects)})", projects)
     if not mean_blob or not rows:
         return []
-    layout = struct.Struct(f"<q{padded(info.dim) // 8}s")
+    layout = struct.Struct(f"<q{info.code_bytes}s")
     if sum(row[3] or 0 for row in rows) // layout.size <= EXACT:
         return exact(db, info.model, query, projects, limit)
     scored = sorted((-sum(map(operator.mul, query, _floats(centroid))), project_id, list_no,
@@ -380,7 +396,7 @@ def _list_add(db: Store, info: Built, project_id: str, pk: int,
     lists = [(n, _floats(c)) for n, c in rows if n != MEAN_LIST]
     if mean is None:
         return
-    code = sign_code(vector, mean, info.signs()).to_bytes(padded(info.dim) // 8, "little")
+    code = sign_code(vector, mean, info.signs()).to_bytes(info.code_bytes, "little")
     entry = struct.pack("<q", pk) + code
     if not lists:
         db.execute(f"INSERT INTO {LISTS} (project_id, list_no, centroid, members) "
@@ -393,10 +409,10 @@ def _list_add(db: Store, info: Built, project_id: str, pk: int,
 
 
 def _vec0_add(db: Store, info: Built, pk: int, project_id: str, blob: bytes) -> None:
+    if db.scalar("SELECT 1 FROM sqlite_master WHERE name = 'records_vec'") is None:
+        return
     from agentctx.store import vectors
 
-    if not vectors._index_exists(db):
-        return
     if db.meta_get(vectors.META_INDEX) != f"{info.model}|{info.dim}" or \
             vectors._load_vec0(db) is not None:
         db.meta_set(vectors.META_DIRTY, 1)

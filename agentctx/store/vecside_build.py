@@ -104,9 +104,9 @@ def sign_codes(unit: npt.NDArray[np.float32], mean: npt.NDArray[np.float32],
     size = vecside.padded(info.dim)
     centred = np.zeros((len(unit), size), dtype=np.float64)
     centred[:, :info.dim] = unit.astype(np.float64) - mean.astype(np.float64)
-    first, second = (np.array(s) for s in info.signs())
-    rotated = _mix(_mix(centred * first) * second)
-    packed: npt.NDArray[np.uint8] = np.packbits(rotated > 0, axis=1, bitorder="little")
+    bits = [_mix(centred * np.array(flips)) > 0 for flips in info.signs()]
+    packed: npt.NDArray[np.uint8] = np.packbits(np.concatenate(bits, axis=1), axis=1,
+                                                bitorder="little")
     return packed
 
 

@@ -8,7 +8,6 @@ there rather than skip (``AGENTCTX_TEST_VEC0=require``).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -189,4 +188,4 @@ def test_rotation_signs_are_fixed() -> None:
     signs = vecside.rotation_signs(7, 16)
     assert signs == vecside.rotation_signs(7, 16) and set(signs) == {-1.0, 1.0}
     assert signs != vecside.rotation_signs(8, 16)
-    assert struct.calcsize("<q2s") == 10  # the member layout: pk then the code
+    assert vecside.Built("m", DIM, 1).code_bytes == DIM * vecside.ROTATIONS // 8
