@@ -11,9 +11,12 @@ recall@10 (the share of the exact top 10 found), recall@10 over the records with
 
 Synthetic records are all made of one vocabulary, so their cosines are close together (the
 10th and the 200th neighbour differ by about 0.05): the hardest case for an approximate index.
+``--turns PATH`` builds each store from real text instead: the conversation turns of a
+LongMemEval file (``../shared/data/longmemeval/longmemeval_s_subset.json``, up to the size),
+queried with its questions as well.
 
 Usage: ``.venv/bin/python bench/bench_hook_vectors.py [--sizes 1000,10000,100000]
-[--model ../shared/models/minilm-static-256]``
+[--model ../shared/models/minilm-static-256] [--turns PATH]``
 """
 
 from __future__ import annotations
@@ -46,7 +49,34 @@ def prompts() -> list[str]:
     return found
 
 
-def measure(size: int, model_path: Path, workdir: Path) -> dict[str, float]:
+def turn_store(path: Path, turns_file: Path, size: int) -> tuple[str, list[str]]:
+    """A store of up to ``size`` LongMemEval turns in one project; its id and the questions."""
+    from agentctx.benchmarks import longmemeval
+    from agentctx.store import Store, projects, records
+    from agentctx.store.errors import InvalidRecord
+    from agentctx.store.models import Draft
+
+    questions = longmemeval.load(turns_file)
+    with Store.open(path) as db:
+        project = projects.resolve(db, str(path.parent)).project
+        added = 0
+        with db.write():
+            for question in questions:
+                for turn in question.turns:
+                    if added >= size:
+                        break
+                    title, body = longmemeval.split_turn(longmemeval.cut_text(turn.text)[0])
+                    try:
+                        records.add(db, Draft(type="discovery", title=title or "turn",
+                                              body=body), project_id=project.id)
+                    except InvalidRecord:
+                        continue
+                    added += 1
+    return project.id, [q.question for q in questions]
+
+
+def measure(size: int, model_path: Path, workdir: Path,
+            turns: Path | None = None) -> dict[str, float]:
     """Build, embed and query one store; the recall and timing figures."""
     os.environ["AGENTCTX_HOME"] = str(workdir / f"home-{size}")
     os.environ["AGENTCTX_VECTOR_BACKEND"] = "numpy"
@@ -62,7 +92,12 @@ def measure(size: int, model_path: Path, workdir: Path) -> dict[str, float]:
     if model is None:
         raise SystemExit(f"cannot load {model_path}")
     path = workdir / f"store-{size}.db"
-    project_id = build_store(path, size)
+    texts = prompts()
+    if turns is None:
+        project_id = build_store(path, size)
+    else:
+        project_id, questions = turn_store(path, turns, size)
+        texts += questions
     import numpy as np
 
     with Store.open(path) as db:
@@ -77,7 +112,7 @@ def measure(size: int, model_path: Path, workdir: Path) -> dict[str, float]:
         assert side is not None
         scope = [project_id, GLOBAL_PROJECT]
         recalls, meaningful, times = [], [], []
-        for text in prompts():
+        for text in texts:
             vector = side.encode(query_terms(text))
             if vector is None:
                 continue
@@ -94,7 +129,8 @@ def measure(size: int, model_path: Path, workdir: Path) -> dict[str, float]:
         side.close()
     times.sort()
     print(f"{size:>8,} records: embedded in {embedded:.1f} s, lists {how} in {build_s:.2f} s; "
-          f"backend {vecside.backend_name()}; {len(recalls)} prompts: recall@10 "
+          f"{'turns' if turns else 'synthetic'}; backend {vecside.backend_name()}; "
+          f"{len(recalls)} prompts: recall@10 "
           f"{statistics.mean(recalls):.3f}, over cosine >= {MEANINGFUL} "
           f"{statistics.mean(meaningful) if meaningful else float('nan'):.3f} "
           f"({len(meaningful)} prompts); per query p50 {statistics.median(times) * 1e3:.2f} ms, "
@@ -107,10 +143,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--turns", help="a LongMemEval file: stores of its conversation turns")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="agentctx-vecside-") as tmp:
         for size in (int(s) for s in args.sizes.split(",") if s):
-            measure(size, Path(args.model), Path(tmp))
+            measure(size, Path(args.model), Path(tmp), Path(args.turns) if args.turns else None)
 
 
 if __name__ == "__main__":

@@ -33,15 +33,21 @@ import math
 import operator
 import struct
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from agentctx.store.db import Store
 
-FORMAT = 2
+FORMAT = 3
 META_KEY = "vectors_lean"  # JSON: format, model, dim, seed, built (the change counter)
 LISTS = "records_vec_lists"  # (project_id, list_no, centroid f32 BLOB, members BLOB)
 MEAN_LIST = -1  # the row of LISTS whose centroid is the store's mean vector
+# Each project's directory row: every list's centroid in one BLOB (list 0 first), and each
+# list's member count (uint32) as its members; one read and one unpack per project and prompt.
+DIRECTORY = -2
 LIST_SIZE = 256  # members per list the build aims at
+# At most this many lists per project (a prompt scores every centroid of its scope, so past
+# ~50K records lists grow instead: 100K records make 160 lists of ~570).
+MAX_LISTS = 160
 SCAN = 2000  # sign codes compared per query (lists are read best first until this many)
 RESCORE = 64  # candidates re-scored exactly from the stored vectors
 ROTATIONS = 4  # independent rotations: a code has ROTATIONS bits per (padded) dimension
@@ -49,6 +55,15 @@ EXACT = 768  # a scope of at most this many vectors is scored exactly, every one
 DECIMALS = 6
 _ZERO = 1e-6
 _MASK = (1 << 64) - 1
+
+
+def _dot_python(a: Sequence[float], b: Sequence[float]) -> float:
+    total: float = sum(map(operator.mul, a, b))  # map(operator.mul) runs in C
+    return total
+
+
+# math.sumprod (Python 3.12+) is a dot product in C, several times faster.
+_dot: Callable[[Sequence[float], Sequence[float]], float] = getattr(math, "sumprod", _dot_python)
 
 _BACKEND: list[str] = []  # chosen once per process
 
@@ -82,7 +97,6 @@ class Built:
     def __init__(self, model: str, dim: int, seed: int) -> None:
         self.model, self.dim, self.seed = model, dim, seed
         self._signs: list[tuple[float, ...]] | None = None
-        self._mean: tuple[float, ...] | None = None
 
     def signs(self) -> list[tuple[float, ...]]:
         """The seeded ±1 vector of each rotation (of the padded dimension)."""
@@ -210,15 +224,20 @@ def _nearest_stdlib(db: Store, info: Built, query: tuple[float, ...], projects: 
                     limit: int) -> list[tuple[int, float]]:
     mean_blob = db.scalar(f"SELECT centroid FROM {LISTS} WHERE project_id = '' AND "
                           "list_no = ?", (MEAN_LIST,))
-    rows = db.rows(f"SELECT project_id, list_no, centroid, length(members) FROM {LISTS} "
-                   f"WHERE project_id IN ({_scope_sql(projects)})", projects)
+    rows = db.rows(f"SELECT project_id, centroid, members FROM {LISTS} WHERE project_id IN "
+                   f"({_scope_sql(projects)}) AND list_no = ?", [*projects, DIRECTORY])
     if not mean_blob or not rows:
         return []
     layout = struct.Struct(f"<q{info.code_bytes}s")
-    if sum(row[3] or 0 for row in rows) // layout.size <= EXACT:
+    directory = [(project_id, struct.unpack(f"<{len(counts) // 4}I", counts), centroids)
+                 for project_id, centroids, counts in rows]
+    if sum(sum(counts) for _p, counts, _c in directory) <= EXACT:
         return exact(db, info.model, query, projects, limit)
-    scored = sorted((-sum(map(operator.mul, query, _floats(centroid))), project_id, list_no,
-                     (size or 0) // layout.size) for project_id, list_no, centroid, size in rows)
+    shape = struct.Struct(f"<{info.dim}f")
+    scored = sorted((-_dot(query, centroid), project_id, number, counts[number])
+                    for project_id, counts, centroids in directory
+                    for number, centroid in enumerate(shape.iter_unpack(centroids))
+                    if counts[number])
     wanted: dict[str, list[int]] = {}
     total = 0
     for _score, project_id, list_no, count in scored:
@@ -275,7 +294,7 @@ def _best(rows: Sequence[Sequence[object]], query: Sequence[float],
     for pk, blob in rows:
         if not isinstance(blob, bytes) or len(blob) != size:
             continue
-        score = round(sum(map(operator.mul, query, unpack(blob))), DECIMALS)
+        score = round(_dot(query, unpack(blob)), DECIMALS)
         if score != 0.0:
             found.append((-score, int(pk)))  # type: ignore[call-overload]
     found.sort()
@@ -390,22 +409,36 @@ def record_text(type_: str, title: str, body: str) -> str:
 
 def _list_add(db: Store, info: Built, project_id: str, pk: int,
               vector: Sequence[float]) -> None:
-    rows = db.rows(f"SELECT list_no, centroid FROM {LISTS} WHERE project_id = ? OR list_no = ?",
-                   (project_id, MEAN_LIST))
-    mean = next((_floats(c) for n, c in rows if n == MEAN_LIST), None)
-    lists = [(n, _floats(c)) for n, c in rows if n != MEAN_LIST]
-    if mean is None:
+    """Append ``pk``'s code to the nearest list of its project (a first list when it has
+    none), keeping the directory's counts."""
+    mean = db.scalar(f"SELECT centroid FROM {LISTS} WHERE project_id = '' AND list_no = ?",
+                     (MEAN_LIST,))
+    if not mean:
         return
-    code = sign_code(vector, mean, info.signs()).to_bytes(info.code_bytes, "little")
+    code = sign_code(vector, _floats(mean), info.signs()).to_bytes(info.code_bytes, "little")
     entry = struct.pack("<q", pk) + code
-    if not lists:
-        db.execute(f"INSERT INTO {LISTS} (project_id, list_no, centroid, members) "
-                   "VALUES (?, 0, ?, ?)", (project_id, struct.pack(f"<{info.dim}f", *vector),
-                                           entry))
+    found = db.rows(f"SELECT centroid, members FROM {LISTS} WHERE project_id = ? AND "
+                    "list_no = ?", (project_id, DIRECTORY))
+    if not found:
+        db.execute(f"INSERT INTO {LISTS} (project_id, list_no, centroid, members) VALUES "
+                   "(?, ?, ?, ?), (?, 0, ?, ?)",
+                   (project_id, DIRECTORY, struct.pack(f"<{info.dim}f", *vector),
+                    struct.pack("<I", 1), project_id, struct.pack(f"<{info.dim}f", *vector),
+                    entry))
         return
-    best = max(lists, key=lambda item: sum(map(operator.mul, vector, item[1])))[0]
-    db.execute(f"UPDATE {LISTS} SET members = members || ? WHERE project_id = ? AND list_no = ?",
-               (entry, project_id, best))
+    centroids, packed = found[0]
+    counts = list(struct.unpack(f"<{len(packed) // 4}I", packed))
+    shape = struct.Struct(f"<{info.dim}f")
+    best = max(range(len(counts)),
+               key=lambda n: _dot(vector, shape.unpack_from(centroids, n * shape.size)))
+    counts[best] += 1
+    db.execute(f"UPDATE {LISTS} SET members = ? WHERE project_id = ? AND list_no = ?",
+               (struct.pack(f"<{len(counts)}I", *counts), project_id, DIRECTORY))
+    if db.execute(f"UPDATE {LISTS} SET members = members || ? WHERE project_id = ? AND "
+                  "list_no = ?", (entry, project_id, best)).rowcount == 0:
+        db.execute(f"INSERT INTO {LISTS} (project_id, list_no, centroid, members) VALUES "
+                   "(?, ?, ?, ?)", (project_id, best,
+                                    centroids[best * shape.size:(best + 1) * shape.size], entry))
 
 
 def _vec0_add(db: Store, info: Built, pk: int, project_id: str, blob: bytes) -> None:

@@ -4,7 +4,8 @@ Consolidation calls :func:`build` after embedding. Per project, the current reco
 are clustered (spherical k-means, a fixed seed, trained on a sample) into lists of about
 :data:`~agentctx.store.vecside.LIST_SIZE`; each list row keeps its unit centroid and its members'
 pks and sign codes. The store-wide mean (the codes are centred on it) is the row
-:data:`~agentctx.store.vecside.MEAN_LIST`. Nothing is rewritten while the stored vectors are
+:data:`~agentctx.store.vecside.MEAN_LIST`; each project's centroids and list sizes are its
+:data:`~agentctx.store.vecside.DIRECTORY` row. Nothing is rewritten while the stored vectors are
 unchanged (count, newest vector, sum of pks). numpy is imported inside functions: the store
 package must stay importable on the hook path.
 """
@@ -93,7 +94,8 @@ def build(db: Store, model: str, *, force: bool = False) -> str:
         db.meta_set(vecside.META_KEY, json.dumps({"format": vecside.FORMAT, "model": model,
                                                   "dim": dim, "seed": SEED,
                                                   "signature": mark}))
-    return f"{len(out) - 1} lists over {len(pks)} records"
+    lists = sum(1 for row in out if row[1] >= 0)
+    return f"{lists} lists over {len(pks)} records"
 
 
 def sign_codes(unit: npt.NDArray[np.float32], mean: npt.NDArray[np.float32],
@@ -125,10 +127,11 @@ def _project_lists(project_id: str, pks: npt.NDArray[np.int64], unit: npt.NDArra
     import numpy as np
 
     count = len(pks)
-    lists = max(1, round(count / vecside.LIST_SIZE))
+    lists = max(1, min(vecside.MAX_LISTS, round(count / vecside.LIST_SIZE)))
     centroids = _kmeans(unit, lists)
     assigned = np.argmax(unit @ centroids.T, axis=1) if lists > 1 else np.zeros(count, int)
-    out = []
+    sizes = np.bincount(assigned, minlength=lists).astype("<u4")
+    out = [(project_id, vecside.DIRECTORY, centroids.astype("<f4").tobytes(), sizes.tobytes())]
     for number in range(lists):
         members = np.flatnonzero(assigned == number)
         if not len(members):
