@@ -173,13 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     y = np.array([r.positive for r in rows], dtype=float)
     prompts = len({r.prompt_id for r in rows})
     print(f"{len(rows)} candidates of {prompts} tuning prompts ({int(y.sum())} answers)")
-    for label, drop in (("SEMANTIC", ()), ("KEYWORD", SEMANTIC_ONLY)):
-        weights, intercept = fit(matrix(rows, drop), y)
+    # A keyword-only store has no candidates by meaning: its model sees the keyword hits only.
+    keyword_rows = [r for r in rows if not r.found.vector_only]
+    for label, drop, fitted in (("SEMANTIC", (), rows), ("KEYWORD", SEMANTIC_ONLY, keyword_rows)):
+        y = np.array([r.positive for r in fitted], dtype=float)
+        weights, intercept = fit(matrix(fitted, drop), y)
         named = ", ".join(f"{n}={w:.2f}" for n, w in zip(evidence.Features._fields, weights,
                                                           strict=True))
         print(f"\n{label}: Features({named}), intercept {intercept:.2f}")
         print("leave-one-project-out:")
-        for line in curve(rows, held_out_probabilities(rows, drop)):
+        for line in curve(fitted, held_out_probabilities(fitted, drop)):
             print("  " + line)
     return 0
 

@@ -11,8 +11,10 @@ is (:mod:`agentctx.context.prompt_kind`: chat, an edit on screen and generic que
 more).
 
 A logistic model turns them into a probability (:func:`probability`). Its weights were fitted on
-the tuning prompts of the coding benchmark and the three evaluation projects (never on a
-held-out file), one set for stores with embeddings and one for keyword-only stores; the judgement
+the tuning prompts of the coding benchmark and the five evaluation projects (never on a
+held-out file), one set for stores with embeddings (the keyword hits and the prompt's nearest
+records by meaning, with the vector side's features) and one for keyword-only stores (the
+keyword hits alone); the judgement
 injects a record in full when the probability is high and as a one-line pointer when it is
 plausible (:mod:`agentctx.context.judgement`). Standard library only: the per-prompt hook calls it.
 """
@@ -63,13 +65,13 @@ class Model(NamedTuple):
 
 
 # Fitted on the tuning prompts (see the module docstring and ``bench/fit_evidence.py``).
-SEMANTIC = Model(Features(strength=2.59, relevance=3.34, cosine=0.57, cosine_margin=4.12,
-                          rank_ratio=3.89, lifted=0.99, lifted_change=1.00, dated=1.60,
-                          chat=-1.82, edit=-1.99, generic=-1.97, terms=0.09, vector_rank=0.86,
-                          both=0.28, vector_only=3.73, meaning=0.58), -9.16)
-KEYWORD = Model(Features(strength=2.27, relevance=3.58, cosine=0.0, cosine_margin=0.0,
-                         rank_ratio=2.89, lifted=0.0, lifted_change=0.97, dated=1.22,
-                         chat=-2.15, edit=-2.06, generic=-1.76, terms=0.25), -7.71)
+SEMANTIC = Model(Features(strength=2.61, relevance=3.31, cosine=0.83, cosine_margin=4.17,
+                          rank_ratio=3.92, lifted=0.94, lifted_change=1.01, dated=1.59,
+                          chat=-1.79, edit=-1.95, generic=-1.93, terms=0.07, vector_rank=0.65,
+                          both=0.23, vector_only=3.92, meaning=0.61), -9.10)
+KEYWORD = Model(Features(strength=3.83, relevance=3.34, cosine=0.0, cosine_margin=0.0,
+                         rank_ratio=5.08, lifted=0.36, lifted_change=1.07, dated=1.59,
+                         chat=-1.88, edit=-2.02, generic=-1.76, terms=-0.23), -9.94)
 
 
 def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] | None,

@@ -52,7 +52,7 @@ CANDIDATES = 10
 POINTER_FLOOR = 0.05
 # The prompt's nearest records by meaning that join the keyword candidates (once consolidation
 # wrote the query side file and the vector lists), and the least cosine that counts as meaning.
-VECTOR_CANDIDATES = 10
+VECTOR_CANDIDATES = 5
 VECTOR_MIN_COSINE = 0.2
 # One matched word under this relevance, without the record among the prompt's nearest by
 # meaning, is an accidental shared word: never a record in full.
