@@ -3,9 +3,12 @@
 One home for the decision the UserPromptSubmit hook makes, so that the hook, ``agentctx preview``,
 the retrieval benchmarks and the TUI all see the same one (:func:`decide`):
 
-1. the store's one search on the prompt (:func:`agentctx.store.search.search`): its first
-   :data:`CANDIDATES` hits not yet injected into this session (``seen``) are the candidates —
-   a fixed pool, so what is decided never depends on how many a caller wants listed;
+1. the candidates (:func:`candidates`): the store's one search on the prompt
+   (:func:`agentctx.store.search.search`), its first :data:`CANDIDATES` hits not yet injected
+   into this session (``seen``), and — once consolidation wrote the query side file and the
+   vector lists — the prompt's :data:`VECTOR_CANDIDATES` nearest records by meaning
+   (:func:`agentctx.store.vecside.nearest`) that the keywords missed: a fixed pool, so what is
+   decided never depends on how many a caller wants listed;
 2. each candidate's probability of answering the prompt, from the evidence model
    (:mod:`agentctx.context.evidence`): its matched words' weight and share, its meaning against the
    prompt's when consolidation wrote the model's query side file (``prompt_semantic_check``),
