@@ -105,3 +105,62 @@ def test_the_bench_scores_both_splits_and_times_the_scan(tmp_path: Path) -> None
     assert document["quality"]["heldout"]["keyword"]["recall"]["wilson95"] == [0.5655, 1.0]
     assert set(document["speed"]["median_ms"]) == {"baseline", "scan"}
     assert (done.returncode == 0) == (document["failures"] == [])
+
+
+SUPERSEDED = REPO / "bench" / "data" / "drift-superseded"
+
+
+def test_the_superseded_text_fixtures_load_with_their_cases() -> None:
+    fixtures = [f for split in ("tuning", "heldout") for f in bench.load_split(SUPERSEDED / split)]
+    assert len(fixtures) == 10
+    cases = [c for f in fixtures for c in f.cases]
+    assert len(cases) == 54 and {c["class"] for c in cases} == {"contradicted", "stale"}
+
+
+def small_fixture(folder: Path, cases: list[dict[str, str]]) -> Path:
+    (folder / "memory").mkdir(parents=True)
+    (folder / "memory" / "AGENTS.md").write_text(
+        "# Tools\n\n- Run the tests with `nosetests`.\n- Lint with ruff.\n", encoding="utf-8")
+    records = [{"id": "nose", "type": "decision", "title": "Tests run with nose",
+                "body": "Run nosetests from the root.", "confidence": "explicit"},
+               {"id": "pytest", "type": "decision", "title": "Tests run with pytest",
+                "body": "Run pytest -q.", "confidence": "explicit", "supersedes": "nose"},
+               {"id": "ruff", "type": "convention", "title": "Lint with ruff", "body": "",
+                "confidence": "explicit"}]
+    (folder / "records.json").write_text(json.dumps({"project": "p", "records": records}),
+                                         encoding="utf-8")
+    (folder / "labels.json").write_text(json.dumps(
+        {"kind": "drifted", "present": ["ruff"], "missing": [], "contradicted": ["pytest"],
+         "stale": [], "cases": cases}), encoding="utf-8")
+    return folder
+
+
+def test_a_case_is_found_when_a_candidate_names_the_stated_record_in_its_file(
+        tmp_path: Path) -> None:
+    case = {"current": "pytest", "stated": "nose", "class": "contradicted", "file": "AGENTS.md",
+            "form": "backticks"}
+    outcome = bench.evaluate(bench.load(small_fixture(tmp_path / "f", [case])))
+    assert outcome.cases == (bench.CaseOutcome("pytest", "nose", "contradicted", "backticks",
+                                               "AGENTS.md", "contradicted"),)
+    summary = bench.summarize([outcome])
+    assert (summary.superseded_found.hits, summary.superseded_class.hits) == (1, 1)
+    assert summary.by_form == (("backticks", bench.Rate(1, 1), bench.Rate(1, 1)),)
+    wrong = outcome._replace(cases=(outcome.cases[0]._replace(found="stale"),))
+    summary = bench.summarize([wrong])
+    assert (summary.superseded_found.hits, summary.superseded_class.hits) == (1, 0)
+    assert bench.misses([wrong]) == ["f: nose (backticks, AGENTS.md) for pytest labelled "
+                                     "contradicted, found stale"]
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ({"current": "ruff", "stated": "nose", "class": "stale", "file": "AGENTS.md"},
+     "not an older version"),
+    ({"current": "pytest", "stated": "nose", "class": "gone", "file": "AGENTS.md"},
+     "class must be one of"),
+    ({"current": "pytest", "stated": "nose", "class": "stale", "file": "CLAUDE.md"},
+     "not in memory/"),
+])
+def test_broken_cases_are_refused_with_the_rule(tmp_path: Path, case: dict[str, str],
+                                                message: str) -> None:
+    with pytest.raises(bench.FixtureError, match=message):
+        bench.load(small_fixture(tmp_path / "f", [case]))
