@@ -50,6 +50,13 @@ class Candidate(NamedTuple):
         """The record's id."""
         return self.record.id
 
+    @property
+    def stated(self) -> str | None:
+        """The id of the superseded record whose text the files state (``None``: missing)."""
+        if self.kind == CONTRADICTED:
+            return self.old.id if self.old is not None else None
+        return self.record.id if self.kind == STALE else None
+
 
 class Scan(NamedTuple):
     """What one scan found."""
@@ -68,8 +75,8 @@ class Scan(NamedTuple):
 
     @property
     def flagged(self) -> int:
-        """Missing plus contradicted: what the SessionStart note counts."""
-        return sum(1 for c in self.candidates if c.kind in (MISSING, CONTRADICTED))
+        """Records missing or contradicted: what the SessionStart note counts."""
+        return len({c.id for c in self.candidates if c.kind in (MISSING, CONTRADICTED)})
 
 
 def drift_score(coverage_: float, threshold: float) -> float:
@@ -177,13 +184,14 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
             continue
         olds = [by_id[s] for s in chain_members.get(chain_of.get(record.id, -1), [])
                 if measured.stated_at.get(s)]
-        if olds:
-            old = max(olds, key=lambda r: measured.stated_at[r.id][0][1])
+        # One candidate per older version the files state (a chain's first and second
+        # versions may both be there, in different files): each is struck where it is.
+        for old in sorted(olds, key=lambda r: -measured.stated_at[r.id][0][1]):
             units = tuple(u for u, _ in measured.stated_at[old.id])
             first = memory.units[units[0]]
             candidates.append(Candidate(record, CONTRADICTED, score, first.file, first.line,
                                         old=old, units=units))
-        else:
+        if not olds:
             candidates.append(Candidate(record, MISSING, score, None, None))
     for fact in facts:
         if fact.current or fact.id in dismissed:
