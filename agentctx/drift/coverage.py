@@ -32,11 +32,11 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
-from agentctx.drift.versions import contest
 from agentctx.drift.memfiles import Unit
 from agentctx.drift.params import DEFAULT, NO_MATCH, Embedder, Encoder, Fact, Match, Params
 from agentctx.drift.terms import Corpus, block_key, fact_weights, negated, share, words_of
 from agentctx.drift.vectorside import Vectors
+from agentctx.drift.versions import contest
 
 __all__ = ["DEFAULT", "Coverage", "Embedder", "Encoder", "Fact", "Match", "Params", "measure",
            "negated", "words_of"]
@@ -84,8 +84,9 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
         if fact.chain is not None:
             chains[fact.chain].append(index)
     own_of: dict[int, dict[str, float]] = {}
+    evidence: dict[int, dict[int, float]] = {}
     for members in chains.values():
-        own_of.update(contest(corpus, facts, members, weights, claims, params))
+        own_of.update(contest(corpus, facts, members, weights, claims, params, evidence))
     for index, fact in enumerate(facts):
         if fact.chain is None and not fact.current and not corpus.fact_negated[index]:
             claims[index] = {i for i in claims[index] if not corpus.unit_negated[i]}
@@ -102,7 +103,7 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
         matches[fact.id], stated[fact.id] = _best(
             corpus, units, weights[index], readings[index], claims[index], params,
             vectors if fact.current else None, index, threshold,
-            own_of.get(index) if fact.current else None, taken)
+            own_of.get(index) if fact.current else None, taken, evidence.get(index))
     return Coverage(matches, stated)
 
 
@@ -161,7 +162,8 @@ class _Reading:
 def _best(corpus: Corpus, units: Sequence[Unit], weights: Mapping[str, float],
           reading: _Reading, claimed: set[int], params: Params, vectors: Vectors | None,
           fact_index: int, threshold: float, own_terms: Mapping[str, float] | None = None,
-          taken: set[int] | None = None) -> tuple[Match, list[tuple[int, float]]]:
+          taken: set[int] | None = None, evidence: Mapping[int, float] | None = None
+          ) -> tuple[Match, list[tuple[int, float]]]:
     """A fact's best window among the units it claims, and where it is stated.
 
     The keywords are read first; the vector side (``vectors``, over the claimed units and the
@@ -185,6 +187,16 @@ def _best(corpus: Corpus, units: Sequence[Unit], weights: Mapping[str, float],
         fused = _pick(scored)
         if fused.score > best.score:
             best = fused
+    # A title stated on its own ("Store money as integer cents." for "Money is stored as integer
+    # cents, never floats" and a long body): read in the unit and its block only.
+    current = corpus.facts_current[fact_index]
+    if current and best.score < threshold:
+        titles = _part_readings(corpus, weights, fact_index, claimed, ("title",), params)
+        if titles:
+            scored = scored + titles
+            fused = _pick(list(titles))
+            if fused.score > best.score:
+                best = fused
     if own_terms and best.unit is not None:
         # What tells it from its older versions must be nearby: the own terms of its title (a
         # title names the change: "pytest" against "nose") or most of all its own terms.
@@ -193,10 +205,43 @@ def _best(corpus: Corpus, units: Sequence[Unit], weights: Mapping[str, float],
         if (not title or share(title, sum(title.values()), seen) < params.min_own_share) and \
                 share(own_terms, sum(own_terms.values()), seen) < MOST:
             best = best._replace(score=best.score * params.without_own)
-    ranked = [(i, s, own) for s, own, i, _k, _v in scored if s >= threshold]
+    # An older version's own words in a unit (its name, its version, its path) say it is that
+    # version the unit states: a fair share of the rest of it is then enough.
+    # Its title or its body alone counts there too.
+    evidence = {i: e for i, e in (evidence or {}).items() if e >= params.min_own_share}
+    if evidence:
+        scored = scored + _part_readings(corpus, weights, fact_index, set(evidence),
+                                         ("title", "body"), params)
+    ranked = [(i, s, own) for s, own, i, _k, _v in scored
+              if s >= threshold or (s >= params.old_floor and i in evidence)]
     if not ranked and best.score >= threshold and best.unit is not None:
         ranked = [(best.unit, best.score, 1.0)]
     return best, _places(ranked, units)
+
+
+def _part_readings(corpus: Corpus, weights: Mapping[str, float], fact_index: int,
+                   indexes: set[int], parts: Sequence[str], params: Params) -> list[Reading]:
+    """Each unit's coverage of the fact's title alone (and body alone), in the unit's window
+    and its block's, discounted; units where a part reads at least half covered only."""
+    found: list[Reading] = []
+    for part in parts:
+        terms = corpus.title_terms[fact_index] if part == "title" else \
+            corpus.body_terms[fact_index]
+        part_weights = {t: w for t, w in weights.items() if t in terms}
+        total = sum(part_weights.values())
+        if len(part_weights) < params.part_min_terms or total <= 0:
+            continue
+        discount = params.part_discount if part == "title" or not corpus.facts_current[
+            fact_index] else 0.0
+        if part == "title" and corpus.facts_current[fact_index]:
+            discount = params.title_only
+        for i in indexes:
+            own = share(part_weights, total, corpus.window_a[i])
+            wide = params.block_discount * share(part_weights, total, corpus.window_b[i])
+            value = discount * max(own, wide)
+            if value > 0:
+                found.append((value, own, i, value, 0.0))
+    return found
 
 
 Reading = tuple[float, float, int, float, float]  # score, own coverage, unit, keyword, vector

@@ -37,6 +37,11 @@ class Params(NamedTuple):
     without_own: float = 0.5  # a current record's coverage without its own terms nearby (× this)
     stale_threshold: float = 0.45  # coverage from which a superseded record counts as stated
     number_weight: float = 2.0  # a number or version weighs this much more than a word
+    title_only: float = 0.85  # a current record's title read on its own counts × this
+    part_discount: float = 0.9  # an older version's title or body read on its own, × this
+    part_min_terms: int = 2  # a title or body of fewer terms is not read on its own
+    old_floor: float = 0.3  # coverage enough for an older version whose own words are there
+    shared_own: float = 0.5  # an older version's own word another older version has, × this
 
 
 DEFAULT = Params()

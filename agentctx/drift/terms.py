@@ -23,7 +23,19 @@ SMALL_SECTION = 8  # units; a longer section's window is discounted further
 # Words that make a sentence about a superseded fact a statement that it no longer holds
 # ("there is no requirements.txt any more", "we don't use workspaces").
 NEGATIONS = frozenset("""no not never don doesn isn aren won without instead anymore longer
-removed deleted dropped deprecated legacy formerly previously replaced nor""".split())
+removed deleted dropped deprecated legacy formerly previously replaced nor nobody
+neither""".split())
+# Words that tell of a change: what is around them is history, not a statement ("billing/ was
+# renamed to payments/", "Airflow was retired", "we switched from mockgen").
+CHANGES = frozenset("""renamed retired decommissioned switched migrated moved superseded
+obsolete abandoned ditched sunset stopped""".split())
+# These negate only what follows them ("no Docker is needed" says nothing against the
+# "in-memory database" before it); "anymore" only what precedes it.
+FORWARD = frozenset("no never without nobody neither nor instead longer".split())
+BACKWARD = frozenset(["anymore"])
+# After a negation or a change, these words start what is in force ("renamed to payments/",
+# "replaced by gRPC", "in favour of uv"): the words after them are not negated.
+TURNS = frozenset("to by with favor favour but now so".split())
 
 
 NEGATION_BEFORE, NEGATION_AFTER = 2, 4  # words around a negation that it is about
@@ -35,14 +47,76 @@ def negated(text: str) -> bool:
 
 
 def negated_words(text: str) -> set[str]:
-    """The words of ``text`` close to a negation: "we don't use workspaces" negates "use" and
-    "workspaces", "requirements.txt was removed" negates "requirements" and "txt"."""
-    words = tokens(text)
-    found: set[str] = set()
+    """The words of ``text`` said only close to a negation or a change: "we don't use
+    workspaces" negates "use" and "workspaces", "requirements.txt was removed" negates
+    "requirements" and "txt", "billing/ was renamed to payments/" negates "billing" (not
+    "payments": a turn word ends what a negation is about). A word said elsewhere too
+    ("TSLint-clean: no tslint:disable without a comment") is not negated."""
+    words = _tokens_and_paths(text)
+    covered = [False] * len(words)
     for position, word in enumerate(words):
-        if word in NEGATIONS:
-            found.update(words[max(0, position - NEGATION_BEFORE):position + NEGATION_AFTER + 1])
-    return found - NEGATIONS
+        if word in NEGATIONS or word in CHANGES:
+            content = 0  # the words before: the nearest few that are not stop words
+            for before in range(position - 1, -1, -1):
+                if content >= NEGATION_BEFORE or word in FORWARD:
+                    break
+                covered[before] = True
+                content += words[before] not in STOP_WORDS
+            stop = position if word in BACKWARD else position + NEGATION_AFTER
+            for after in range(position + 1, min(len(words), stop + 1)):
+                if words[after] in TURNS:
+                    break
+                covered[after] = True
+    # A path counts whole and for its words.
+    said: dict[bool, set[str]] = {True: set(), False: set()}
+    for word, is_covered in zip(words, covered, strict=True):
+        said[is_covered].add(word)
+        if "/" in word:
+            said[is_covered].update(tokens(word))
+    return said[True] - said[False] - NEGATIONS - CHANGES
+
+
+# A path: names joined by slashes ("harbor/billing/", "./mlruns/", "apps/<app>/overlays"), not a
+# URL's ("s3://bucket/raw/" gives none: it starts after "//").
+_PATH = re.compile(r"(?<![\w/.:@~<>{}*-])(?:~/|\./|/)?((?:[\w.*<>{}-]+/)+[\w.*<>{}-]*)")
+_PAIR = re.compile(r"^[a-z]{1,3}/[a-z]{1,3}$")  # and/or, TCP/IP: no paths
+
+
+def _path(match: re.Match[str]) -> str | None:
+    path = match.group(1).strip("/").lower()
+    if "/" not in path or not any(c.isalpha() for c in path) or _PAIR.match(path):
+        return None
+    return path
+
+
+def paths_of(text: str) -> list[str]:
+    """The paths a text names, lower-cased, without a leading ``./`` or a trailing ``/``
+    ("harbor/billing/" gives "harbor/billing"), each with its folder when it has three parts
+    or more ("harbor/payments/refunds.py" gives "harbor/payments" too)."""
+    found: list[str] = []
+    for match in _PATH.finditer(text):
+        path = _path(match)
+        if path is None:
+            continue
+        found.append(path)
+        if path.count("/") >= 2:
+            found.append(path.rsplit("/", 1)[0])
+    return found
+
+
+def _tokens_and_paths(text: str) -> list[str]:
+    """The tokens of ``text`` in order, each path one token (for negation windows)."""
+    found: list[str] = []
+    start = 0
+    for match in _PATH.finditer(text):
+        path = _path(match)
+        if path is None:
+            continue
+        found.extend(tokens(text[start:match.start()]))
+        found.append(path)
+        start = match.end()
+    found.extend(tokens(text[start:]))
+    return found
 
 
 _DIMENSIONS = re.compile(r"\b(\d+)[x×](\d+)\b")  # 480x270 and 480×270 alike
@@ -68,12 +142,18 @@ def words_of(text: str) -> list[str]:
 
 
 def split_compounds(terms: frozenset[str], known: frozenset[str]) -> frozenset[str]:
-    """``terms`` plus the two halves of a word made of two known terms ("nosetest": nose, test)."""
+    """``terms`` plus the two halves of a word made of two known terms ("nosetest": nose, test;
+    "externalsecret": extern, secret — the first half a stem, so up to two letters of its
+    ending may sit between them)."""
     extra: set[str] = set()
     for term in terms:
         for cut in range(4, len(term) - 3):
-            if term[:cut] in known and term[cut:] in known:
-                extra.update((term[:cut], term[cut:]))
+            if term[:cut] not in known:
+                continue
+            for skip in range(3):
+                if len(term) - cut - skip >= 4 and term[cut + skip:] in known:
+                    extra.update((term[:cut], term[cut + skip:]))
+                    break
     return terms | extra if extra else terms
 
 
@@ -116,7 +196,7 @@ class Corpus:
             if r is not None:
                 prior = params.common_prior if r <= 300 else (
                     params.frequent_prior if r <= 3000 else 1.0)
-            if term[0].isdigit():
+            if term[0].isdigit() and len(term) > 1:  # a lone digit ("Yarn 1") says little
                 prior *= params.number_weight
             self.weight[term] = math.log(1.0 + total / count) * prior
         # Windows: unit + headings; block (+ a table's header row) + headings; whole section.
@@ -153,7 +233,16 @@ class Corpus:
         # Stems said under a negation in each unit: they count for no member of a chain.
         self.negated_terms = [frozenset(stem_of.get(w, w) for w in negated_words(u.text))
                               for u in units]
+        self.facts_current = [f.current for f in facts]
+        # The paths each text names (evidence of which version a unit states, not coverage: a
+        # path is written in many ways), and those a record names only as history.
+        self.unit_paths = [frozenset(paths_of(u.text)) for u in units]
+        self.fact_paths = [frozenset(paths_of(f"{f.title} {f.body}")) for f in facts]
         self.fact_negated = [negated(f"{f.title} {f.body}") for f in facts]
+        # What a record says only as history ("renamed from billing/"): no statement of it.
+        self.fact_history = [frozenset(stem_of.get(w, w) for w in negated_words(
+            f"{f.title}. {f.body}")) for f in facts]
+        # (negated_words gives a path whole, so a path said only as history is in here too)
         # Postings of each window kind: term -> units, block keys, sections.
         self.postings: dict[str, list[int]] = defaultdict(list)
         self.unit_postings: dict[str, list[int]] = defaultdict(list)

@@ -16,17 +16,30 @@ from agentctx.drift.terms import Corpus, share
 
 
 def titled(corpus: Corpus, own: Mapping[str, float], member: int, said: frozenset[str]) -> bool:
-    """Whether ``said`` holds one of ``member``'s own title terms, or a longer word from it."""
-    title = [t for t in own if t in corpus.title_terms[member] and "." not in t]
-    return any(t in said or (len(t) >= 4 and any(w.startswith(t) for w in said))
-               for t in title)
+    """Whether ``said`` holds one of ``member``'s own title terms, or a longer word from it; a
+    number ("15" of "PostgreSQL 15") only beside another word of the title ("15 minutes" is
+    not PostgreSQL 15)."""
+    title = corpus.title_terms[member]
+    found = [t for t in own if t in title and "." not in t and (
+        t in said or (len(t) >= 4 and any(w.startswith(t) for w in said)))]
+    return any(not t[0].isdigit() for t in found) or (
+        bool(found) and any(t in said for t in title if t not in found))
+
+
+def _about(topic: frozenset[str] | set[str], said: frozenset[str]) -> bool:
+    """Whether ``said`` holds a word of ``topic``, or a word ending or starting with one ("lint"
+    in "tslint")."""
+    return bool(topic & said) or any(len(t) >= 4 and (w.endswith(t) or w.startswith(t))
+                                     for t in topic for w in said)
 
 
 def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
              weights: Sequence[Mapping[str, float]], claims: list[set[int]],
-             params: Params) -> dict[int, dict[str, float]]:
+             params: Params, evidence: dict[int, dict[int, float]]
+             ) -> dict[int, dict[str, float]]:
     """Give each unit claimed by several members of one chain to one of them; returns each
-    member's own terms with their weights.
+    member's own terms with their weights, and puts in ``evidence`` the share of its own terms
+    each older version that won a unit has there.
 
     A member's own terms (those no other member has) decide, in the narrowest window where any
     member's own terms appear: the member whose own terms are there in the largest share wins,
@@ -37,18 +50,39 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
     terms = {m: set(weights[m]) for m in members}
     own: dict[int, dict[str, float]] = {}
     own_total: dict[int, float] = {}
+    # Weights that rank older versions against each other: a word another older version has
+    # too tells those two apart less well ("extracts" in both the CSV and the Parquet version).
+    rank: dict[int, dict[str, float]] = {}
+    rank_total: dict[int, float] = {}
     current = max(members, key=lambda m: (facts[m].current, m))
+    older = set().union(*(terms[o] for o in members if o != current))
+    # What the current record names only as history ("renamed from billing/", "no ts-jest")
+    # is not its statement: those words still tell an older version apart.
+    asserted = terms[current] - (corpus.fact_history[current] & older)
+    # Paths an older version names that the current record names only as history, or not at
+    # all ("harbor/billing/" of "renamed from harbor/billing/"): they say which version it is.
+    current_paths = corpus.fact_paths[current] - corpus.fact_history[current]
+    own_paths = {m: corpus.fact_paths[m] - current_paths for m in members if m != current}
     for m in members:
         # An older version's own terms are set against the current record and the other
         # versions' titles only: a replacement's body often names what it replaced ("REST
         # round trips were 40% of latency"), which must not take those words from the old one.
         if m == current:
-            others = set().union(*(terms[o] for o in members if o != m))
+            others = older
         else:
-            others = terms[current].union(*(corpus.title_terms[o] for o in members
-                                             if o not in (m, current)))
+            others = asserted.union(*(corpus.title_terms[o] for o in members
+                                      if o not in (m, current)))
         own[m] = {t: w for t, w in weights[m].items() if t not in others}
         own_total[m] = sum(own[m].values())
+        shared = set().union(*(terms[o] for o in members if o not in (m, current))) \
+            if m != current else set()
+        rank[m] = {t: w * (params.shared_own if t in shared else 1.0) for t, w in own[m].items()}
+        rank_total[m] = sum(rank[m].values())
+    # What the versions' titles share is what they are about ("save" of "Save games as .tres"
+    # and "Saves are versioned JSON"): an older version takes only text about that ("stats as
+    # .tres files" is not about saves).
+    topic = {m: corpus.title_terms[m] & corpus.title_terms[current] & asserted
+             for m in members}
     preference = {m: (facts[m].current, position) for position, m in enumerate(members)}
     contested: set[int] = set().union(*(claims[m] for m in members))
     for unit in contested:
@@ -56,19 +90,40 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
         # repeat a project name or a topic over many units), and not under a negation.
         said = corpus.unit_terms[unit]
         unsaid = said - corpus.negated_terms[unit]
-        shares = {m: share(own[m], own_total[m], said if corpus.fact_negated[m] else unsaid)
-                  for m in members}
+        # A word said under a negation counts only for a version that negates it too ("no
+        # RTOS" in the text and in "Bare-metal superloop, no RTOS").
+        paths = corpus.unit_paths[unit] - corpus.negated_terms[unit]
+        negated = said - unsaid
+        seen = {m: unsaid | (negated & corpus.fact_history[m]) if negated else unsaid
+                for m in members}
+        block = corpus.window_b[unit]
+        for m in members:
+            if m != current and topic[m] and not _about(topic[m], block):
+                seen[m] = frozenset()
+        shares = {m: share(own[m], own_total[m], seen[m]) for m in members}
         top = max(shares.values())
         winner = current
         if top >= params.min_own_share and shares[current] < params.current_keeps * top:
-            winner = max(members, key=lambda m: (round(shares[m], 6), preference[m]))
+            winner = max(members, key=lambda m: (round(share(rank[m], rank_total[m], seen[m]),
+                                                       6), preference[m]))
         elif shares[current] == 0:
             # Nothing of the current record's own terms, but a word only an older version's
-            # title has ("REST", "nose" — or "nosetests"): the unit states that version.
-            by_title = [m for m in members
-                        if m != current and titled(corpus, own[m], m, unsaid)]
+            # title has ("REST", "nose" — or "nosetests") or its path: it states that version.
+            by_title = [m for m in members if m != current and seen[m] and (
+                titled(corpus, own[m], m, unsaid) or own_paths[m] & paths)]
             if by_title:
                 winner = max(by_title, key=lambda m: (round(shares[m], 6), preference[m]))
+        if winner != current and seen[winner]:
+            if own_paths[winner] & paths:
+                evidence.setdefault(winner, {})[unit] = max(shares[winner],
+                                                            params.min_own_share)
+            elif titled(corpus, own[winner], winner, seen[winner]):
+                # The share of its own title words counts too: "with nose" says all of what
+                # "Tests run with nose" has that pytest's title has not.
+                title = {t: w for t, w in own[winner].items()
+                         if t in corpus.title_terms[winner]}
+                evidence.setdefault(winner, {})[unit] = max(
+                    shares[winner], share(title, sum(title.values()), seen[winner]))
         for m in members:
             if m != winner:
                 claims[m].discard(unit)
