@@ -191,7 +191,7 @@ def as_json(found: Proposal, shorts: Mapping[str, str] | None = None) -> dict[st
         if c.old is not None:
             item["states_instead"] = c.old.id
         # The superseded record whose text the file states: for a stale one, itself.
-        item["stated"] = c.old.id if c.old is not None else c.id if c.kind == STALE else None
+        item["stated"] = c.stated
         if c.kind == STALE:
             item["replaced_by"] = c.replacement.id if c.replacement else None
         if p.note:

@@ -56,6 +56,9 @@ class Coverage(NamedTuple):
     # Where each fact is stated: per block, the unit it covers best on its own among those it
     # claims at or above the threshold; best first.
     stated_at: dict[str, list[tuple[int, float]]]
+    # What tells each older version of a chain from the record now in force: its own terms
+    # (stems) and paths.
+    distinct: dict[str, frozenset[str]]
 
 
 def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DEFAULT,
@@ -85,8 +88,11 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
             chains[fact.chain].append(index)
     own_of: dict[int, dict[str, float]] = {}
     evidence: dict[int, dict[int, float]] = {}
+    paths_of: dict[int, frozenset[str]] = {}
     for members in chains.values():
-        own_of.update(contest(corpus, facts, members, weights, claims, params, evidence))
+        own, paths = contest(corpus, facts, members, weights, claims, params, evidence)
+        own_of.update(own)
+        paths_of.update(paths)
     for index, fact in enumerate(facts):
         if fact.chain is None and not fact.current and not corpus.fact_negated[index]:
             claims[index] = {i for i in claims[index] if not corpus.unit_negated[i]}
@@ -104,7 +110,9 @@ def measure(units: Sequence[Unit], facts: Sequence[Fact], *, params: Params = DE
             corpus, units, weights[index], readings[index], claims[index], params,
             vectors if fact.current else None, index, threshold,
             own_of.get(index) if fact.current else None, taken, evidence.get(index))
-    return Coverage(matches, stated)
+    distinct = {facts[i].id: frozenset(own_of[i]) | paths_of.get(i, frozenset())
+                for i in own_of if not facts[i].current}
+    return Coverage(matches, stated, distinct)
 
 
 class _Reading:

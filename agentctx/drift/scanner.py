@@ -44,6 +44,7 @@ class Candidate(NamedTuple):
     old: Record | None = None  # contradicted: the superseded record the files state instead
     replacement: Record | None = None  # stale: the record now in force (None: retired)
     units: tuple[int, ...] = ()  # contradicted, stale: the units stating the superseded text
+    terms: frozenset[str] = frozenset()  # what tells the superseded text from what replaced it
 
     @property
     def id(self) -> str:
@@ -190,7 +191,8 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
             units = tuple(u for u, _ in measured.stated_at[old.id])
             first = memory.units[units[0]]
             candidates.append(Candidate(record, CONTRADICTED, score, first.file, first.line,
-                                        old=old, units=units))
+                                        old=old, units=units,
+                                        terms=measured.distinct.get(old.id, frozenset())))
         if not olds:
             candidates.append(Candidate(record, MISSING, score, None, None))
     for fact in facts:
@@ -208,7 +210,8 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
         scores[fact.id] = score
         candidates.append(Candidate(by_id[fact.id], STALE, score, first.file, first.line,
                                     replacement=by_id.get(end_id) if end_id else None,
-                                    units=units))
+                                    units=units,
+                                    terms=measured.distinct.get(fact.id, frozenset())))
     candidates.sort(key=lambda c: (CLASSES.index(c.kind), -c.score, c.record.valid_from))
     current = {r.id: r for r in by_id.values() if r.current}
     return Scan(project, Path(memory.root), memory, tuple(checked), present, tuple(candidates),

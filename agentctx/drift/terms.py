@@ -141,6 +141,16 @@ def words_of(text: str) -> list[str]:
     return found + versions
 
 
+def mentions(text: str, terms: frozenset[str]) -> bool:
+    """Whether ``text`` holds one of ``terms`` (stems or paths), or a word starting or ending
+    with one ("nosetests" for "nose", "TSLint-clean" for "tslint")."""
+    words = words_of(text)
+    said = set(stems(w for w in words if "." not in w).values()) | set(paths_of(text))
+    said.update(w for w in words if "." in w)
+    return bool(said & terms) or any(
+        len(t) >= 4 and (w.startswith(t) or w.endswith(t)) for t in terms for w in said)
+
+
 def split_compounds(terms: frozenset[str], known: frozenset[str]) -> frozenset[str]:
     """``terms`` plus the two halves of a word made of two known terms ("nosetest": nose, test;
     "externalsecret": extern, secret — the first half a stem, so up to two letters of its

@@ -36,10 +36,10 @@ def _about(topic: frozenset[str] | set[str], said: frozenset[str]) -> bool:
 def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
              weights: Sequence[Mapping[str, float]], claims: list[set[int]],
              params: Params, evidence: dict[int, dict[int, float]]
-             ) -> dict[int, dict[str, float]]:
+             ) -> tuple[dict[int, dict[str, float]], dict[int, frozenset[str]]]:
     """Give each unit claimed by several members of one chain to one of them; returns each
-    member's own terms with their weights, and puts in ``evidence`` the share of its own terms
-    each older version that won a unit has there.
+    member's own terms with their weights and each older version's own paths, and puts in
+    ``evidence`` the share of its own terms each older version that won a unit has there.
 
     A member's own terms (those no other member has) decide, in the narrowest window where any
     member's own terms appear: the member whose own terms are there in the largest share wins,
@@ -127,6 +127,6 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
         for m in members:
             if m != winner:
                 claims[m].discard(unit)
-    return own
+    return own, own_paths
 
 
