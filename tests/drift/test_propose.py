@@ -56,8 +56,9 @@ def test_json_has_a_line_per_candidate_and_the_diff(orders: Loaded) -> None:
     document = json.loads(json.dumps(drift.as_json(found)))
     assert document["diff"] == found.diff
     by_name = {orders.name_of(c["id"]): c for c in document["candidates"]}
+    # id: the record in force (for the stale one, its replacement); stated: the old one.
     assert set(by_name) == {"ids-uuid", "auth-jwt", "pr-size", "tests-pytest", "queue-dramatiq",
-                            "db-postgres"}
+                            "db-postgres-16"}
     for item in document["candidates"]:
         assert {"id", "class", "score", "file", "line"} <= set(item)
         assert 0.5 < item["score"] <= 1.0
@@ -71,8 +72,9 @@ def test_json_has_a_line_per_candidate_and_the_diff(orders: Loaded) -> None:
     pytest_ = by_name["tests-pytest"]
     assert (pytest_["class"], pytest_["file"], pytest_["line"]) == ("contradicted", "CLAUDE.md", 18)
     assert "cannot be struck" in pytest_["note"]
-    assert by_name["db-postgres"] == {**by_name["db-postgres"], "class": "stale",
-                                      "file": "docs/architecture.md", "line": 8, "edited": True}
+    assert by_name["db-postgres-16"] == {
+        **by_name["db-postgres-16"], "class": "stale", "stated": orders.ids["db-postgres"],
+        "file": "docs/architecture.md", "line": 8, "edited": True}
     assert document["missing_imports"] == ["docs/architecture.md:13: @missing.md"]
 
 
