@@ -36,7 +36,7 @@ from agentctx.drift.memfiles import Unit
 from agentctx.drift.params import DEFAULT, NO_MATCH, Embedder, Encoder, Fact, Match, Params
 from agentctx.drift.terms import Corpus, block_key, fact_weights, negated, share, words_of
 from agentctx.drift.vectorside import Vectors
-from agentctx.drift.versions import contest
+from agentctx.drift.versions import PHRASE, contest
 
 __all__ = ["DEFAULT", "Coverage", "Embedder", "Encoder", "Fact", "Match", "Params", "measure",
            "negated", "words_of"]
@@ -221,7 +221,8 @@ def _best(corpus: Corpus, units: Sequence[Unit], weights: Mapping[str, float],
         scored = scored + _part_readings(corpus, weights, fact_index, set(evidence),
                                          ("title", "body"), params)
     ranked = [(i, s, own) for s, own, i, _k, _v in scored
-              if s >= threshold or (s >= params.old_floor and i in evidence)]
+              if s >= threshold or (i in evidence and s >= (
+                  params.phrase_floor if evidence[i] >= PHRASE else params.old_floor))]
     if not ranked and best.score >= threshold and best.unit is not None:
         ranked = [(best.unit, best.score, 1.0)]
     return best, _places(ranked, units)

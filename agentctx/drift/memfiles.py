@@ -97,6 +97,7 @@ class Unit(NamedTuple):
     ids: tuple[str, ...]  # record ids named by an agentctx comment in it
     spans: tuple[tuple[int, int, int], ...]  # (line, start column, end column) of its raw text
     struck: bool = False  # whether its raw text holds struck text (``~~…~~``)
+    code: str = ""  # what it says in code: its inline code spans, or a fence line whole
 
 
 class Memory(NamedTuple):
@@ -441,7 +442,9 @@ def parse(memory_file: MemoryFile, first_index: int = 0, first_block: int = 0,
             last_block.append(len(units))
             units.append(Unit(first_index + len(units), memory_file.name, kind, pieces[0][0],
                               pieces[-1][0], said, block_no, section_no, headings, marked, ids,
-                              tuple(pieces), bool(_STRUCK.search(raw))))
+                              tuple(pieces), bool(_STRUCK.search(raw)),
+                              said if kind == "code" else " ".join(
+                                  m.group(2) for m in _CODE_SPAN.finditer(_STRUCK.sub(" ", raw)))))
         block_no += 1
     return units, block_no, section_no
 

@@ -41,6 +41,7 @@ class Params(NamedTuple):
     part_discount: float = 0.9  # an older version's title or body read on its own, × this
     part_min_terms: int = 2  # a title or body of fewer terms is not read on its own
     old_floor: float = 0.3  # coverage enough for an older version whose own words are there
+    phrase_floor: float = 0.1  # and where two words in a row only it says are there
     shared_own: float = 0.5  # an older version's own word another older version has, × this
 
 

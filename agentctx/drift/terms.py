@@ -7,6 +7,7 @@ record compared, each term's weight, the three windows a unit is read in and the
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import defaultdict
@@ -167,6 +168,12 @@ def split_compounds(terms: frozenset[str], known: frozenset[str]) -> frozenset[s
     return terms | extra if extra else terms
 
 
+def _pairs(terms: Sequence[str]) -> frozenset[str]:
+    """Each two terms in a row, of words (not numbers alone): "make flash"."""
+    return frozenset(f"{a} {b}" for a, b in itertools.pairwise(terms)
+                     if a != b and not (a[0].isdigit() and b[0].isdigit()))
+
+
 class Corpus:
     """Stems of every text compared, their weights, and the windows of the memory files."""
 
@@ -179,12 +186,19 @@ class Corpus:
         stem_of = stems(w for ws in all_words for w in ws if "." not in w)
         stem_of.update((w, w) for ws in all_words for w in ws if "." in w)
         sets = [frozenset(stem_of[w] for w in ws) for ws in all_words]
+        # Two words in a row ("make flash"): a command or a name that only one version says;
+        # in the memory files, only what is written as code (`make flash`, a fence's line).
+        pairs = [_pairs([stem_of[w] for w in ws]) for ws in all_words[2 * len(units):]]
+        code = [words_of(u.code) for u in units]
+        code_of = stems(w for ws in code for w in ws if "." not in w)
+        self.unit_pairs = [_pairs([code_of.get(w, w) for w in ws]) for ws in code]
         n_units, n_facts = len(units), len(facts)
         heading_terms = sets[n_units:2 * n_units]
         self.title_terms = sets[2 * n_units:2 * n_units + n_facts]
         self.body_terms = sets[2 * n_units + n_facts:]
         fact_terms = frozenset().union(*self.title_terms, *self.body_terms)
         self.unit_terms = [split_compounds(t, fact_terms) for t in sets[:n_units]]
+        self.fact_pairs = [t | b for t, b in zip(pairs[:n_facts], pairs[n_facts:], strict=True)]
         # A stem's English rank: the most frequent of the words it comes from.
         rank: dict[str, int] = {}
         for w in {w for ws in all_words for w in ws}:

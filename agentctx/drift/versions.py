@@ -26,6 +26,16 @@ def titled(corpus: Corpus, own: Mapping[str, float], member: int, said: frozense
         bool(found) and any(t in said for t in title if t not in found))
 
 
+PHRASE = 1.0  # the evidence of a phrase only an older version says: the strongest
+
+
+def _kin(words: Sequence[str], terms: Sequence[str]) -> bool:
+    """Whether one of ``words`` is one of ``terms``, or begins or extends one (both at least
+    four letters where they differ)."""
+    return any(w == t or (min(len(w), len(t)) >= 4 and (w.startswith(t) or t.startswith(w)))
+               for w in words for t in terms)
+
+
 def _about(topic: frozenset[str] | set[str], said: frozenset[str]) -> bool:
     """Whether ``said`` holds a word of ``topic``, or a word ending or starting with one ("lint"
     in "tslint")."""
@@ -83,6 +93,15 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
     # .tres files" is not about saves).
     topic = {m: corpus.title_terms[m] & corpus.title_terms[current] & asserted
              for m in members}
+    # Two words in a row only an older version says ("make flash" against "west flash").
+    said_pairs = set().union(*(corpus.fact_pairs[m] for m in members))
+    # One of its words must be (or begin, or extend) a word of its title only it has ("make"
+    # of "Makefile"): "main go" or "backend s3" name no version.
+    own_pairs = {m: frozenset(
+        pair for pair in corpus.fact_pairs[m] - corpus.fact_pairs[current]
+        - set().union(*(corpus.fact_pairs[o] for o in members if o not in (m, current)))
+        if _kin(pair.split(" "), [t for t in own[m] if t in corpus.title_terms[m]]))
+        for m in members if m != current}
     preference = {m: (facts[m].current, position) for position, m in enumerate(members)}
     contested: set[int] = set().union(*(claims[m] for m in members))
     for unit in contested:
@@ -93,6 +112,7 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
         # A word said under a negation counts only for a version that negates it too ("no
         # RTOS" in the text and in "Bare-metal superloop, no RTOS").
         paths = corpus.unit_paths[unit] - corpus.negated_terms[unit]
+        pairs = corpus.unit_pairs[unit] & said_pairs if not (said - unsaid) else frozenset()
         negated = said - unsaid
         seen = {m: unsaid | (negated & corpus.fact_history[m]) if negated else unsaid
                 for m in members}
@@ -110,11 +130,14 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
             # Nothing of the current record's own terms, but a word only an older version's
             # title has ("REST", "nose" — or "nosetests") or its path: it states that version.
             by_title = [m for m in members if m != current and seen[m] and (
-                titled(corpus, own[m], m, unsaid) or own_paths[m] & paths)]
+                titled(corpus, own[m], m, unsaid) or own_paths[m] & paths
+                or own_pairs[m] & pairs)]
             if by_title:
                 winner = max(by_title, key=lambda m: (round(shares[m], 6), preference[m]))
         if winner != current and seen[winner]:
-            if own_paths[winner] & paths:
+            if own_pairs[winner] & pairs:
+                evidence.setdefault(winner, {})[unit] = PHRASE
+            elif own_paths[winner] & paths:
                 evidence.setdefault(winner, {})[unit] = max(shares[winner],
                                                             params.min_own_share)
             elif titled(corpus, own[winner], winner, seen[winner]):

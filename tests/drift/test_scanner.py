@@ -187,6 +187,21 @@ def test_an_old_tool_in_backticks_or_inflected_is_contradicted(store: Store, tmp
     assert (found.id, found.kind, found.stated) == (new, "contradicted", old)
 
 
+def test_a_command_only_the_old_version_has_in_backticks_is_stale(store: Store,
+                                                                   tmp_path: Path) -> None:
+    project = project_with(store, tmp_path / "p", (
+        "# Firmware\n\n## Build, flash, debug\n\n```bash\nwest build -b thermo_v2 app\n"
+        "west flash\n```\n\nAfter a clean checkout you can also just run `make flash`.\n"))
+    old, new = chain(store, project, ("Build with a Makefile",
+                                      "Build with the GNU Makefile and arm-none-eabi-gcc: make "
+                                      "all, make flash."),
+                     ("Build and flash with west",
+                      "Build with `west build -b thermo_v2 app` and flash with `west flash`."))
+    scan = drift.scan_project(store, project, tmp_path / "p")
+    assert new in scan.present
+    assert [(c.kind, c.stated, c.line) for c in scan.candidates] == [("stale", old, 10)]
+
+
 def test_both_older_versions_stated_give_one_candidate_each(store: Store, tmp_path: Path) -> None:
     project = project_with(store, tmp_path / "p", "# Tooling\n\n- Task runner: Nx, cached in Nx "
                            "Cloud.\n\n## Packages\n\nBuilds are orchestrated by Lerna.\n")
