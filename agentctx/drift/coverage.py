@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from math import fsum
 from typing import Any, NamedTuple
 
 from agentctx.drift.memfiles import Unit
@@ -47,6 +48,7 @@ MOST = 0.5  # "most of its own terms"
 # A term in more units than this share (and this number) does not by itself make a unit a
 # candidate reading of a record; its weight is added only to the candidates' readings.
 FREQUENT_SHARE, FREQUENT_MIN_UNITS = 0.05, 10
+PART_POOL = 8  # units a title is read alone in: those the whole record reads best in
 
 
 class Coverage(NamedTuple):
@@ -128,7 +130,8 @@ class _Reading:
         self.total = sum(weights.values())
         rare = {t: w for t, w in weights.items()
                 if 0 < len(corpus.unit_postings.get(t, ())) <= frequent}
-        self._common = [(t, w) for t, w in weights.items() if t not in rare] if rare else []
+        self._common = {t: w for t, w in weights.items() if t not in rare} if rare else {}
+        self._common_terms = frozenset(self._common)
         summed = rare if rare else weights
         self.unit: dict[int, float] = defaultdict(float)
         self.block: dict[int, float] = defaultdict(float)
@@ -151,20 +154,25 @@ class _Reading:
         """Add the frequent terms' weight to unit ``i``'s windows (once each)."""
         if not self._common or i in self._units:
             return
-        corpus = self._corpus
+        corpus, common, terms = self._corpus, self._common, self._common_terms
         self._units.add(i)
-        window = corpus.window_a[i]
-        self.unit[i] += sum(w for t, w in self._common if t in window)
+        # (set intersections run in C, far cheaper than testing each term in Python; fsum is
+        # exact, so the set's order, which follows the hash seed, cannot change a score)
+        found = terms & corpus.window_a[i]
+        if found:
+            self.unit[i] += fsum([common[t] for t in found])
         block = corpus.block_of[i]
         if block not in self._blocks:
             self._blocks.add(block)
-            window = corpus.window_b[i]
-            self.block[block] += sum(w for t, w in self._common if t in window)
+            found = terms & corpus.window_b[i]
+            if found:
+                self.block[block] += fsum([common[t] for t in found])
         section = corpus.section_of[i]
         if section not in self._sections:
             self._sections.add(section)
-            window = corpus.window_c[i]
-            self.section[section] += sum(w for t, w in self._common if t in window)
+            found = terms & corpus.window_c[i]
+            if found:
+                self.section[section] += fsum([common[t] for t in found])
 
 
 def _best(corpus: Corpus, units: Sequence[Unit], weights: Mapping[str, float],
@@ -199,7 +207,9 @@ def _best(corpus: Corpus, units: Sequence[Unit], weights: Mapping[str, float],
     # cents, never floats" and a long body): read in the unit and its block only.
     current = corpus.facts_current[fact_index]
     if current and best.score < threshold:
-        titles = _part_readings(corpus, weights, fact_index, claimed, ("title",), params)
+        # (where the whole record reads best: a title said is among them)
+        closest = {item[2] for item in sorted(scored, key=lambda item: -item[1])[:PART_POOL]}
+        titles = _part_readings(corpus, weights, fact_index, closest, ("title",), params)
         if titles:
             scored = scored + titles
             fused = _pick(list(titles))

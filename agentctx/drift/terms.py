@@ -12,6 +12,7 @@ import math
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from math import fsum
 
 from agentctx.drift.memfiles import Unit
 from agentctx.drift.params import Fact, Params
@@ -188,7 +189,10 @@ class Corpus:
         sets = [frozenset(stem_of[w] for w in ws) for ws in all_words]
         # Two words in a row ("make flash"): a command or a name that only one version says;
         # in the memory files, only what is written as code (`make flash`, a fence's line).
-        pairs = [_pairs([stem_of[w] for w in ws]) for ws in all_words[2 * len(units):]]
+        chained = [f.chain is not None for f in facts]  # versions compete: more is read
+        no_pairs: frozenset[str] = frozenset()
+        pairs = [_pairs([stem_of[w] for w in ws]) if chained[i % len(facts)] else no_pairs
+                 for i, ws in enumerate(all_words[2 * len(units):])]
         code = [words_of(u.code) for u in units]
         code_of = stems(w for ws in code for w in ws if "." not in w)
         self.unit_pairs = [_pairs([code_of.get(w, w) for w in ws]) for ws in code]
@@ -261,11 +265,13 @@ class Corpus:
         # The paths each text names (evidence of which version a unit states, not coverage: a
         # path is written in many ways), and those a record names only as history.
         self.unit_paths = [frozenset(paths_of(u.text)) for u in units]
-        self.fact_paths = [frozenset(paths_of(f"{f.title} {f.body}")) for f in facts]
+        self.fact_paths = [frozenset(paths_of(f"{f.title} {f.body}")) if chain else no_pairs
+                           for f, chain in zip(facts, chained, strict=True)]
         self.fact_negated = [negated(f"{f.title} {f.body}") for f in facts]
         # What a record says only as history ("renamed from billing/"): no statement of it.
         self.fact_history = [frozenset(stem_of.get(w, w) for w in negated_words(
-            f"{f.title}. {f.body}")) for f in facts]
+            f"{f.title}. {f.body}")) if chain else no_pairs
+            for f, chain in zip(facts, chained, strict=True)]
         # (negated_words gives a path whole, so a path said only as history is in here too)
         # Postings of each window kind: term -> units, block keys, sections.
         self.postings: dict[str, list[int]] = defaultdict(list)
@@ -295,9 +301,11 @@ def fact_weights(corpus: Corpus, index: int, params: Params) -> dict[str, float]
 
 
 def share(weights: Mapping[str, float], total: float, window: frozenset[str]) -> float:
+    """The share of ``total`` that the weights of the terms in ``window`` make."""
     if total <= 0:
         return 0.0
-    return sum(w for t, w in weights.items() if t in window) / total
+    # fsum is exact: the set's order (which follows the hash seed) cannot change a share
+    return fsum(weights[t] for t in window.intersection(weights)) / total
 
 
 

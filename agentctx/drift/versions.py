@@ -39,8 +39,11 @@ def _kin(words: Sequence[str], terms: Sequence[str]) -> bool:
 def _about(topic: frozenset[str] | set[str], said: frozenset[str]) -> bool:
     """Whether ``said`` holds a word of ``topic``, or a word ending or starting with one ("lint"
     in "tslint")."""
-    return bool(topic & said) or any(len(t) >= 4 and (w.endswith(t) or w.startswith(t))
-                                     for t in topic for w in said)
+    if topic & said:
+        return True
+    long = [t for t in topic if len(t) >= 4]
+    return bool(long) and any(len(w) > 4 and (w.endswith(t) or w.startswith(t))
+                              for w in said for t in long)
 
 
 def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
@@ -104,37 +107,51 @@ def contest(corpus: Corpus, facts: Sequence[Fact], members: list[int],
         for m in members if m != current}
     preference = {m: (facts[m].current, position) for position, m in enumerate(members)}
     contested: set[int] = set().union(*(claims[m] for m in members))
+    on_topic: dict[tuple[int, int], bool] = {}  # (member, block key): about the topic
     for unit in contested:
         # Only the unit's own words can give it to an older version (not its headings, which
         # repeat a project name or a topic over many units), and not under a negation.
         said = corpus.unit_terms[unit]
         unsaid = said - corpus.negated_terms[unit]
+        negated = said - unsaid
         # A word said under a negation counts only for a version that negates it too ("no
         # RTOS" in the text and in "Bare-metal superloop, no RTOS").
-        paths = corpus.unit_paths[unit] - corpus.negated_terms[unit]
-        pairs = corpus.unit_pairs[unit] & said_pairs if not (said - unsaid) else frozenset()
-        negated = said - unsaid
-        seen = {m: unsaid | (negated & corpus.fact_history[m]) if negated else unsaid
-                for m in members}
-        block = corpus.window_b[unit]
-        for m in members:
-            if m != current and topic[m] and not _about(topic[m], block):
-                seen[m] = frozenset()
+        seen = {m: unsaid | (negated & corpus.fact_history[m]) for m in members} if negated \
+            else dict.fromkeys(members, unsaid)
         shares = {m: share(own[m], own_total[m], seen[m]) for m in members}
+        key = corpus.block_of[unit]
+
+        def about(m: int, unit: int = unit, key: int = key) -> bool:
+            if m == current or not topic[m]:
+                return True
+            found = on_topic.get((m, key))
+            if found is None:
+                found = on_topic[(m, key)] = _about(topic[m], corpus.window_b[unit])
+            return found
+
+        for m in members:
+            if shares[m] > 0 and not about(m):
+                shares[m], seen[m] = 0.0, frozenset()
         top = max(shares.values())
         winner = current
         if top >= params.min_own_share and shares[current] < params.current_keeps * top:
             winner = max(members, key=lambda m: (round(share(rank[m], rank_total[m], seen[m]),
                                                        6), preference[m]))
-        elif shares[current] == 0:
+        paths: frozenset[str] = frozenset()
+        pairs: frozenset[str] = frozenset()
+        if winner != current or shares[current] == 0:
+            paths = corpus.unit_paths[unit] - corpus.negated_terms[unit]
+            pairs = corpus.unit_pairs[unit] & said_pairs if not negated else frozenset()
+        if winner == current and shares[current] == 0:
             # Nothing of the current record's own terms, but a word only an older version's
-            # title has ("REST", "nose" — or "nosetests") or its path: it states that version.
+            # title has ("REST", "nose" — or "nosetests"), its path or its command: it states
+            # that version.
             by_title = [m for m in members if m != current and seen[m] and (
                 titled(corpus, own[m], m, unsaid) or own_paths[m] & paths
-                or own_pairs[m] & pairs)]
+                or own_pairs[m] & pairs) and about(m)]
             if by_title:
                 winner = max(by_title, key=lambda m: (round(shares[m], 6), preference[m]))
-        if winner != current and seen[winner]:
+        if winner != current:
             if own_pairs[winner] & pairs:
                 evidence.setdefault(winner, {})[unit] = PHRASE
             elif own_paths[winner] & paths:
