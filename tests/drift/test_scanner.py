@@ -63,7 +63,7 @@ def test_scores_are_stored_and_the_digest_goes_stale(orders: Loaded) -> None:
     assert flagged == {orders.ids[i] for i in ("ids-uuid", "auth-jwt", "pr-size",
                                                "tests-pytest", "queue-dramatiq")}
     served = digest.serve(db, orders.project, str(orders.root))
-    assert digest.DRIFT_NOTE.format(count=5) in served.text
+    assert digest.DRIFT_NOTE.format(count=5, file="CLAUDE.md") in served.text
     assert "--yes" not in served.text
 
 
