@@ -108,12 +108,13 @@ class DriftPane(Pane):
             diff.update(problem)
             return
         shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
-        for p in found.candidates:
+        for n, p in enumerate(found.candidates):
             c = p.candidate
             where = f"{p.file}:{p.line}" if p.file and p.line else (p.file or found.target)
+            # A record may come twice (two older versions stated): the row key is made unique.
             table.add_row(c.kind, f"{c.score:.2f}",
                           ellipsize(f"{shorts.get(c.id, c.id[:10])} {c.record.title}", 34),
-                          ellipsize(where, 22), key=c.id)
+                          ellipsize(where, 22), key=f"{c.id}#{n}")
         for r in self.dismissed:
             table.add_row(DISMISSED, "-", ellipsize(r.title, 34), "x: flag again",
                           key=f"{DISMISSED}:{r.id}")
@@ -173,7 +174,7 @@ class DriftPane(Pane):
         project = self.state.project
         if not key or project is None or key.startswith(f"{DISMISSED}:"):
             return
-        record, changed = drift.dismiss(self.state.db, project, key)
+        record, changed = drift.dismiss(self.state.db, project, key.split("#", 1)[0])
         self.notify(f"dismissed: {record.title}" if changed else "already dismissed", timeout=3)
         self.reload()
 
