@@ -7,6 +7,8 @@ the pane on that record's chain alone; ``escape`` goes back to every chain.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static, Tree
@@ -20,7 +22,10 @@ from agentctx.store.models import Record
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
-from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.pane import PaneTitle
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 PAGE = 50
 
@@ -36,7 +41,7 @@ def version_label(chain: Chain, index: int, width: int) -> Text:
     return label
 
 
-class ChainsPane(RecordEditing, Pane):
+class ChainsPane(RecordEditing):
     """The active project's supersession chains, newest change first."""
 
     ACTIONS = (
@@ -50,8 +55,8 @@ class ChainsPane(RecordEditing, Pane):
         *EDIT_ACTIONS,
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.focus_id: str | None = None
         self.loaded = 0
         self.total = 0
@@ -116,6 +121,10 @@ class ChainsPane(RecordEditing, Pane):
                 child.add_leaf(Text("why it changed: " + ellipsize(version.rationale,
                                                                    max(10, width - 26)),
                                     style="italic"), data=version.record.id)
+
+    def jump_to(self, record_id: str) -> None:
+        """``c`` on a record: its chain."""
+        self.show_chain_of(record_id)
 
     def show_chain_of(self, record_id: str) -> None:
         """Show only the chain through ``record_id``, expanded."""

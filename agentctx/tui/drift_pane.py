@@ -9,7 +9,7 @@ memory files and stores the drift scores, as ``agentctx sync`` does).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.syntax import Syntax
 from textual import work
@@ -30,6 +30,9 @@ from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.confirm import ConfirmScreen
 from agentctx.tui.widgets.table import PlainTable
 
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
+
 DISMISSED = "dismissed"
 
 
@@ -46,8 +49,8 @@ class DriftPane(Pane):
         Action("s", "scan", "Scan", "scan the memory files again", "Scan again"),
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.found: drift.Proposal | None = None
         self.dismissed: list[Record] = []
         self.scanning = False

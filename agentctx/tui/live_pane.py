@@ -8,7 +8,7 @@ it saw (:func:`agentctx.store.sessions.receipts_since`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
@@ -21,6 +21,9 @@ from agentctx.tui.actions import Action
 from agentctx.tui.cells import ago, ellipsize, minute, tokens
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 KEEP = 300
 FIXED_WIDTH = 11 + 6 + 8 + 6 + 18 + 2 * 6 + 2  # every column but the records, with padding
@@ -53,8 +56,8 @@ class LivePane(Pane):
     ACTIONS = (Action("", "", "", "injections appear here as Claude Code runs (every "
                       "tui_poll_ms)", footer=False, palette=False, bound=False),)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.receipts: list[Receipt] = []  # newest first
         self.last_id = 0
         self.titles: dict[str, str] = {}

@@ -7,7 +7,7 @@ it runs are coalesced into the next run.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.app import ComposeResult
@@ -22,6 +22,9 @@ from agentctx.tui.cells import ellipsize
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
+
 
 class PreviewPane(Pane):
     """What a prompt would get."""
@@ -29,8 +32,8 @@ class PreviewPane(Pane):
     ACTIONS = (Action("slash", "type", "Prompt", "type a prompt (updates as you type); "
                       "escape leaves the field", "Type a prompt"),)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self._judging = False
         self._next_prompt: str | None = None
         self.shown_for = ""

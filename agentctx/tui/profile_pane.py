@@ -14,13 +14,13 @@ from agentctx.store.models import Record
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
-from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.pane import PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 PREFERENCES_SHOWN = 500
 
 
-class ProfilePane(RecordEditing, Pane):
+class ProfilePane(RecordEditing):
     """Preferences (rule, category, confidence, reinforcement, where learned) and the project's
     stack, commands and entry points."""
 

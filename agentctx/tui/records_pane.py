@@ -25,11 +25,12 @@ from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.listing import Filters
-from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.pane import PaneTitle
 from agentctx.tui.widgets.table import PlainTable
 
 if TYPE_CHECKING:
     from agentctx.store.search import Query
+    from agentctx.tui.appstate import AppState
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
@@ -50,7 +51,7 @@ def check_date(text: str) -> str | None:
     return None
 
 
-class RecordsPane(RecordEditing, Pane):
+class RecordsPane(RecordEditing):
     """The active project's records."""
 
     ACTIONS = (
@@ -72,8 +73,8 @@ class RecordsPane(RecordEditing, Pane):
                "found", "Merge candidates", footer=False),
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.filters = Filters()
         self.as_of: str | None = None
         self.order = "newest"

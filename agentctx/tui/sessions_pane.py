@@ -6,7 +6,7 @@ on a session lists its receipts: which records, why, how many tokens, the prompt
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
@@ -21,6 +21,9 @@ from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize, home_path, minute, tokens, usd
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.table import PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 PAGE = 200
 CHART_DAYS = 30
@@ -65,8 +68,8 @@ class SessionsPane(Pane):
                "Every project / the active one"),
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.every_project = False
 
     def compose(self) -> ComposeResult:

@@ -17,8 +17,8 @@ from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec
 from agentctx.store.models import Draft
-from agentctx.tui.actions import help_rows
-from agentctx.tui.app import APP_ACTIONS, AgentctxApp, StatusLine, make_app
+from agentctx.tui.actions import APP_ACTIONS, help_rows
+from agentctx.tui.app import AgentctxApp, StatusLine, make_app
 from agentctx.tui.chains_pane import ChainsPane
 from agentctx.tui.detail import DetailPanel
 from agentctx.tui.help import HelpScreen, help_text
