@@ -281,7 +281,8 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
                                           help="Build the demo home here and keep it."),
          ) -> None:
     """Build a realistic demo store in a temporary home and open it in the TUI (in a terminal;
-    otherwise, or with --no-tui, print its status and export)."""
+    otherwise, or with --no-tui, print its status and export). A temporary home opened in the
+    TUI is deleted when you quit it (and says so); --keep PATH keeps it."""
     from agentctx import demo as demo_data
 
     base = keep or Path(tempfile.mkdtemp(prefix="agentctx-demo-"))
@@ -289,6 +290,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         fail(f"{keep} is not empty; choose an empty or new folder")
     home = base / "home"
     os.environ[config.HOME_ENV] = str(home)
+    deleted = False
     try:
         config.ensure_home(home)
         with Store.open(home / config.DB_NAME) as db:
@@ -298,8 +300,12 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         if not no_tui and sys.stdout.isatty() and sys.stdin.isatty():
             from agentctx.tui.app import run_tui
 
+            if keep is None:
+                typer.echo("(a temporary home, deleted when you quit; agentctx demo --keep PATH "
+                           "keeps one)", err=True)
             os.chdir(base / "harbor")
             run_tui(project=project_id, home=home)
+            deleted = keep is None
             return
         with Store.open(home / config.DB_NAME) as db:
             data = _status_data(db, proj.get(db, project_id))
@@ -317,6 +323,8 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         if keep is None:
             os.chdir(os.path.expanduser("~"))
             shutil.rmtree(base, ignore_errors=True)
+            if deleted:
+                typer.echo(f"the demo home {base} is deleted", err=True)
 
 
 # ----------------------------------------------------------------------------------- tui
