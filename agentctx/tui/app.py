@@ -19,13 +19,14 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import ContentSwitcher, Input, Static
+from textual.screen import ModalScreen
+from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from agentctx.core import config
 from agentctx.store import Store, StoreError
 from agentctx.tui.actions import APP_ACTIONS, bindings
 from agentctx.tui.appstate import AppState, guarded
-from agentctx.tui.cells import home_path, parse_now
+from agentctx.tui.cells import home_path, parse_now, plural
 from agentctx.tui.messages import ProjectChosen, ShowChain, Wrote
 from agentctx.tui.pane import Pane
 from agentctx.tui.registry import FIRST, PANES, spec
@@ -74,8 +75,10 @@ class AgentctxApp(App[None]):
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {_commands}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False)
-          for pane in PANES),
+        # Priority: the App switches panes before it reads the next key, so a key typed right
+        # after a number reaches the new pane (not the one it leaves); see check_action.
+        *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False,
+                  priority=True) for pane in PANES),
         *bindings(APP_ACTIONS),
     ]
 
@@ -171,6 +174,13 @@ class AgentctxApp(App[None]):
         """Run a read of the store; a locked or damaged store becomes a notification, never a
         traceback (the app stays up and ``r`` tries again)."""
         guarded(read, self.notify)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A number key switches panes unless a field takes it as text or a dialog is open."""
+        if action == "show_pane":
+            return (self._state is not None and not isinstance(self.screen, ModalScreen)
+                    and not isinstance(self.screen.focused, Input | TextArea))
+        return True
 
     async def action_show_pane(self, pane_id: str) -> None:
         """Switch to a pane (keys 1-8)."""
@@ -269,7 +279,7 @@ class AgentctxApp(App[None]):
         if project is None:
             where = "no project yet"
         else:
-            where = f"{project.name} · {state.current_count():,} records"
+            where = f"{project.name} · {plural(state.current_count(), 'record')}"
         tail = f" · vectors: {self._backend}" + (f" · web {self.web_url}" if self.web_url else "")
         head = f" {where} · "
         room = (self.size.width or 80) - len(head) - len(tail)

@@ -108,7 +108,7 @@ class ChainsPane(RecordEditing):
 
     def _add_chain(self, chain: Chain, *, expand: bool) -> None:
         tree = self.query_one(Tree)
-        width = self.size.width or 80
+        width = self.layout_width()
         head = chain.head
         label = Text(f"{head.type:<10} ", style="dim")
         label.append(ellipsize(head.title, max(10, width - 32)), style="bold")

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, ClassVar
 from rich.text import Text
 from textual.binding import BindingType
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from agentctx.tui.actions import Action, bindings
@@ -75,6 +76,23 @@ class Pane(Vertical):
     def guarded(self, read: Callable[[], object]) -> None:
         """Run a read of the store; a locked or damaged store becomes a notification."""
         guarded(read, self.notify)
+
+    def layout_width(self) -> int:
+        """The width the pane's columns share (its own, else its container's before the first
+        layout), remembered so a resize to another width lays the pane out again."""
+        parent = self.parent
+        width = (self.size.width or (parent.size.width if isinstance(parent, Widget) else 0)
+                 or 80)
+        self._laid_out_width = width
+        return width
+
+    def on_resize(self) -> None:
+        if self.is_active and self.size.width != getattr(self, "_laid_out_width", 0):
+            self.guarded(self.relayout)
+
+    def relayout(self) -> None:
+        """Size the pane's columns to a new width (by default: read it again)."""
+        self.reload()
 
     def jump_to(self, record_id: str) -> None:
         """Show what this pane has for ``record_id`` (the chains pane: its chain)."""

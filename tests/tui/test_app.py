@@ -296,7 +296,7 @@ def test_choosing_a_project_sets_every_pane(demo_store: Demo, tmp_path: Path) ->
         await settle(pilot)
         titles = [r.title for r in pilot.app.query_one(RecordsPane).records.values()]
         assert titles == ["Other project decision"]
-        assert "other · 1 records" in str(pilot.app.query_one(StatusLine).render())
+        assert "other · 1 record ·" in str(pilot.app.query_one(StatusLine).render())
     run(app_on(demo_store), steps)
 
 
