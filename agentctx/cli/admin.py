@@ -23,6 +23,7 @@ from agentctx.cli.common import (
 )
 from agentctx.core import config
 from agentctx.store import projects as proj
+from agentctx.store import records as rec
 from agentctx.store import stats
 from agentctx.store.db import Store
 from agentctx.store.models import Project
@@ -69,6 +70,9 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
         data = _status_data(db, current)
         state = team.status(db, current, os.getcwd())
         data["team"] = asdict(state) if state.enabled else None
+        shorts = rec.short_ids(db, [*(i for m in data["merge_candidates"]
+                                      for i in (m.older_id, m.newer_id)),
+                                    *(p.id for p in data["prune_candidates"])])
     if json_out:
         for key in ("merge_candidates", "prune_candidates"):
             data[key] = [item._asdict() for item in data[key]]
@@ -117,14 +121,15 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
             if isinstance(last, dict) and last.get("status") == "failed":
                 line += f"  [extraction {last.get('status')}: {last.get('reason', '')}]"
             echo(line)
-    for key, label in (("merge_candidates", "merge candidates"),
-                       ("prune_candidates", "pruning candidates")):
-        items = data.get(key)
-        if items:
+    lines = {"merge candidates": [m.line(shorts[m.older_id], shorts[m.newer_id])
+                                  for m in data["merge_candidates"]],
+             "pruning candidates": [p.line(shorts[p.id]) for p in data["prune_candidates"]]}
+    for label, found in lines.items():
+        if found:
             echo("")
-            echo(f"{label} ({len(items)})")
-            for item in items[:10]:
-                echo(f"  {item}")
+            echo(f"{label} ({len(found)})")
+            for line in found[:10]:
+                echo(f"  {line}")
 
 
 # ----------------------------------------------------------------------------------- projects
