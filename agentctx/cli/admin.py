@@ -21,6 +21,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.cli.render import plural
 from agentctx.core import config
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
@@ -103,7 +104,7 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
          f"(SessionStart {inj.get('tokens.SessionStart', 0):,} · per prompt "
          f"{inj.get('tokens.UserPromptSubmit', 0):,})")
     ext = data["extraction"]
-    echo(f"llm      {ext['calls']} calls · ${ext['usd']:.4f} · cap "
+    echo(f"llm      {plural(ext['calls'], 'call')} · ${ext['usd']:.4f} · cap "
          f"${ext['cap_usd_per_session']:.2f} per session")
     if data["sessions"]:
         echo("")
@@ -152,7 +153,7 @@ def projects_list(ctx: typer.Context, json_out: bool = JsonOption) -> None:
         typer.echo("no projects yet")
     for item in rows:
         project = item.project
-        typer.echo(f"{project.id[:12]}  {project.name:<20} {item.records:>5} records  "
+        typer.echo(f"{project.id[:12]}  {project.name:<20} {plural(item.records, 'record'):>13}  "
                    f"last {str(item.last_seen)[:10]}  {project.remote or project.root}"
                    + ("  [paused]" if project.paused else ""))
 
@@ -168,7 +169,7 @@ def projects_merge(old: str = typer.Argument(..., help="Project to re-home (id, 
                                          f"into {target.name} ({target.id})?", default=False):
             fail("nothing merged")
         moved = proj.merge(db, source.id, target.id)
-    typer.echo(f"moved {moved} records from {source.name} into {target.name}")
+    typer.echo(f"moved {plural(moved, 'record')} from {source.name} into {target.name}")
 
 
 # ----------------------------------------------------------------------------------- config
