@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
@@ -105,3 +106,25 @@ def record_names(db: Store, ids: Iterable[str]) -> dict[str, str]:
         names.update({rid: f"(forgotten {short})" for rid, short in
                       rec.short_ids(db, gone).items()})
     return names
+
+
+# A word that Markdown would turn into emphasis but that is a name: a path or a dunder
+# (``harbor/billing/__init__.py``, ``__main__``); it is shown as code, as written.
+_NAME = re.compile(r"(?<![\w`*])((?:[\w.-]*/)+[\w.-]*_[\w./-]*|[\w.-]*__\w+__[\w.-]*)")
+
+
+def as_written(text: str) -> str:
+    """Markdown of a record's text in which file paths and dunders stay as written (not turned
+    into bold or italics); code spans and fenced blocks are left alone."""
+    out: list[str] = []
+    fenced = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        if fenced or line.lstrip().startswith(("```", "~~~")):
+            out.append(line)
+            continue
+        parts = line.split("`")
+        parts[::2] = [_NAME.sub(r"`\1`", part) for part in parts[::2]]
+        out.append("`".join(parts))
+    return "\n".join(out)

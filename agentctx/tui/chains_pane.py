@@ -20,7 +20,7 @@ from agentctx.store.chains import Chain
 from agentctx.store.errors import NotFound, StoreError
 from agentctx.store.models import Record
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.cells import as_written, day, ellipsize
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.pane import PaneTitle
 
@@ -153,10 +153,11 @@ class ChainsPane(RecordEditing):
         version = next((v for v in chain.versions if v.record.id == record.id), None)
         short = rec.short_ids(self.state.db, [record.id])[record.id]
         until = day(record.superseded_at) if record.superseded_at else "now"
-        text = (f"# {record.title}\n\n**{record.type}** · `{short}` · {day(record.valid_from)} → "
-                f"{until}\n\n{record.body.strip() or '_(no body)_'}")
+        text = (f"# {as_written(record.title)}\n\n**{record.type}** · `{short}` · "
+                f"{day(record.valid_from)} → {until}\n\n"
+                f"{as_written(record.body.strip()) or '_(no body)_'}")
         if version is not None and version.rationale:
-            text += f"\n\n## Why it changed\n\n{version.rationale}"
+            text += f"\n\n## Why it changed\n\n{as_written(version.rationale)}"
         from agentctx.tui.widgets.reader import ReaderScreen
 
         self.app.push_screen(ReaderScreen(text))
