@@ -29,7 +29,7 @@ from agentctx.tui.appstate import AppState, guarded
 from agentctx.tui.cells import home_path, parse_now, plural
 from agentctx.tui.messages import ProjectChosen, ShowChain, Wrote
 from agentctx.tui.pane import Pane
-from agentctx.tui.registry import FIRST, PANES, spec
+from agentctx.tui.registry import CHAINS, FIRST, PANES, spec
 from agentctx.tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
@@ -232,7 +232,7 @@ class AgentctxApp(App[None]):
         self.notify(f"project: {self.state.project.name}", timeout=2)
 
     async def on_show_chain(self, message: ShowChain) -> None:
-        pane = await self.show_pane("chains")
+        pane = await self.show_pane(CHAINS)
         pane.jump_to(message.record_id)
 
     def on_wrote(self, message: Wrote) -> None:

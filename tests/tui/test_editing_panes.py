@@ -154,6 +154,23 @@ def test_the_palette_offers_the_editing_actions(demo_store: Demo) -> None:
     run(app_on(demo_store), steps)
 
 
+def test_a_write_from_the_palette_on_another_pane_names_its_record(demo_store: Demo) -> None:
+    """"Records: Pin" run from the sessions pane says which record it pinned."""
+    async def steps(pilot: Pilot[None]) -> None:
+        record = pilot.app.query_one(RecordsPane).highlighted()
+        assert record is not None
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"pin / unpin")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        said = [n.message for n in pilot.app._notifications]
+        assert any(m.startswith("pinned ") and record.title[:30] in m for m in said), said
+
+    run(app_on(demo_store), steps)
+
+
 def test_w_starts_the_web_view_and_quitting_stops_it(demo_store: Demo) -> None:
     seen: dict[str, str] = {}
 
