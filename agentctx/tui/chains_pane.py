@@ -58,6 +58,8 @@ class ChainsPane(RecordEditing):
     def __init__(self, state: AppState, **kwargs: object) -> None:
         super().__init__(state, **kwargs)
         self.focus_id: str | None = None
+        self._follow: str | None = None  # the record the cursor goes to on the next reload
+        self._open: set[str] = set()  # records of the chains shown open
         self.loaded = 0
         self.total = 0
 
@@ -70,7 +72,15 @@ class ChainsPane(RecordEditing):
         yield tree
 
     def reload(self) -> None:
+        """Read the chains again; the cursor stays on its record (or goes to the one a write
+        named) and the chains that were open stay open."""
         tree = self.query_one(Tree)
+        under = self._follow or (tree.cursor_node.data if tree.cursor_node is not None else None)
+        self._follow = None
+        self._open = {leaf.data for node in tree.root.children if node.is_expanded
+                      for leaf in (node, *node.children) if leaf.data}
+        if under:
+            self._open.add(under)
         tree.clear()
         project = self.state.project
         empty = self.query_one(".empty", Static)
@@ -83,6 +93,7 @@ class ChainsPane(RecordEditing):
                 self.reload()
                 return
             self._add_chain(chain, expand=True)
+            self._cursor_to(under)
             self.query_one(PaneTitle).set_text(
                 f"Chain of “{chain.head.title}” · {len(chain.versions)} versions · "
                 "escape: every chain")
@@ -96,7 +107,7 @@ class ChainsPane(RecordEditing):
             found = store_chains.chains(self.state.db, project.id, limit=PAGE)
         self.loaded = len(found)
         for chain in found:
-            self._add_chain(chain, expand=False)
+            self._add_chain(chain, expand=any(v.record.id in self._open for v in chain.versions))
         name = project.name if project else "no project"
         self.query_one(PaneTitle).set_text(
             f"Chains · {name} · {self.loaded} of {self.total} · what was believed when, and why")
@@ -104,7 +115,19 @@ class ChainsPane(RecordEditing):
         empty.update("No supersession chains yet: when a decision is replaced "
                      "(`agentctx supersede`, or extraction), its history shows here.")
         if found:
-            tree.move_cursor_to_line(0)
+            self._cursor_to(under)
+
+    def _cursor_to(self, record_id: str | None) -> None:
+        """The cursor on the first line of ``record_id`` (else on the first line)."""
+        tree = self.query_one(Tree)
+        for chain in tree.root.children:
+            for node in (chain, *chain.children):
+                if record_id is not None and node.data == record_id and (
+                        node is chain or chain.is_expanded):
+                    # A node has a line only once the tree has laid its lines out again.
+                    tree.call_after_refresh(tree.move_cursor, node)
+                    return
+        tree.move_cursor_to_line(0)
 
     def _add_chain(self, chain: Chain, *, expand: bool) -> None:
         tree = self.query_one(Tree)
@@ -197,6 +220,8 @@ class ChainsPane(RecordEditing):
             self.focus_id = record.id
         elif record is None:
             self.focus_id = None
+        if record is not None and follow:
+            self._follow = record.id
         super().after_write(record, follow=follow)
 
     def project_changed(self) -> None:

@@ -74,6 +74,33 @@ def test_supersede_from_the_chains_pane_extends_the_chain(demo_store: Demo) -> N
     assert (new.title, new.type) == ("Chained again", old.type)
 
 
+def test_the_chains_cursor_stays_on_its_version_after_a_write(demo_store: Demo) -> None:
+    """A pin on an older version of the second chain: the tree is read again with that chain
+    still open and the cursor still on that version (it used to jump to the first line, every
+    chain closed)."""
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("3")
+        await settle(pilot)
+        pane = pilot.app.query_one(ChainsPane)
+        tree = pane.query_one(Tree)
+        second = tree.root.children[1]
+        second.expand()
+        await pilot.pause()
+        version = second.children[0]
+        tree.move_cursor(version)
+        await pilot.pause()
+        target = pane.edit_target()
+        assert target is not None and target.id == version.data
+        await pilot.press("p")
+        await settle(pilot)
+        assert tree.cursor_node is not None and tree.cursor_node.data == target.id
+        assert tree.root.children[1].is_expanded
+        with open_db(demo_store) as db:
+            assert rec.get(db, target.id).pinned != target.pinned
+
+    run(app_on(demo_store), steps)
+
+
 def test_pin_from_the_profile_pane(demo_store: Demo) -> None:
     seen: dict[str, Record] = {}
 
