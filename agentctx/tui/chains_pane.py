@@ -20,7 +20,7 @@ from agentctx.store.chains import Chain
 from agentctx.store.errors import NotFound, StoreError
 from agentctx.store.models import Record
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import as_written, day, ellipsize
+from agentctx.tui.cells import as_written, day, ellipsize, plural
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.pane import PaneTitle
 
@@ -95,7 +95,7 @@ class ChainsPane(RecordEditing):
             self._add_chain(chain, expand=True)
             self._cursor_to(under)
             self.query_one(PaneTitle).set_text(
-                f"Chain of “{chain.head.title}” · {len(chain.versions)} versions · "
+                f"Chain of “{chain.head.title}” · {plural(len(chain.versions), 'version')} · "
                 "escape: every chain")
             empty.display = False
             return
@@ -135,7 +135,7 @@ class ChainsPane(RecordEditing):
         head = chain.head
         label = Text(f"{head.type:<10} ", style="dim")
         label.append(ellipsize(head.title, max(10, width - 32)), style="bold")
-        label.append(f"  {len(chain.versions)} versions", style="dim")
+        label.append(f"  {plural(len(chain.versions), 'version')}", style="dim")
         node: TreeNode[str] = tree.root.add(label, data=head.id, expand=expand)
         for index, version in enumerate(chain.versions):
             child = node.add(version_label(chain, index, width), data=version.record.id,
