@@ -58,7 +58,7 @@ def sync(
             return
         encoder = None if keyword else drift.default_encoder(db)
         found = drift.proposal(db, project, os.getcwd(), encoder=encoder)
-        shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
+        shorts = rec.short_ids(db, drift.record_ids(found))
         if json_out:
             document = drift.as_json(found, shorts)
             if apply_changes:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from agentctx.core import config
+from agentctx.drift import memfiles
 from agentctx.install import entries, jsonfile, paths
 from agentctx.install.jsonfile import InstallError
 from agentctx.install.plugin import INSTALL_HINT, EnabledPlugin, enabled_plugins, mcp_document
@@ -556,6 +557,12 @@ def measure_hook_latency(argv: list[str], cwd: Path | None = None,
     return times, problem_note or None
 
 
+def check_memory_file(cwd: Path | None = None) -> Check:
+    """Which memory file the drift scan (``agentctx sync``) reads for the project, and why."""
+    found = memfiles.primary(paths.project_root(cwd))
+    return Check("memory file", OK, f"drift reads {found.name or 'no file yet'}: {found.reason}")
+
+
 def check_latency(argv: list[str] | None, cwd: Path | None = None,
                   runs: int = LATENCY_RUNS) -> Check:
     """The median wall time of the real session-start hook."""
@@ -612,6 +619,7 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
     hooks, session_argv = check_hooks(cwd, plugins)
     checks.append(hooks)
     checks.append(check_mcp(cwd, probe=probe, plugins=plugins))
+    checks.append(check_memory_file(cwd))
     if latency_runs > 0:
         checks.append(check_latency(session_argv, cwd, latency_runs))
     return checks

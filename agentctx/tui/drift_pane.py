@@ -116,12 +116,13 @@ class DriftPane(Pane):
             diff.update(problem)
             return
         shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
-        for p in found.candidates:
+        for n, p in enumerate(found.candidates):
             c = p.candidate
             where = f"{p.file}:{p.line}" if p.file and p.line else (p.file or found.target)
+            # A record may come twice (two older versions stated): the row key is made unique.
             table.add_row(c.kind, f"{c.score:.2f}",
                           ellipsize(f"{shorts[c.id]} {c.record.title}", widths["title"]),
-                          tail(where, widths["where"]), key=c.id)
+                          tail(where, widths["where"]), key=f"{c.id}#{n}")
         for r in self.dismissed:
             table.add_row(DISMISSED, "-", ellipsize(r.title, widths["title"]), "X: flag again",
                           key=f"{DISMISSED}:{r.id}")
@@ -182,7 +183,7 @@ class DriftPane(Pane):
         project = self.state.project
         if not key or project is None or key.startswith(f"{DISMISSED}:"):
             return
-        record, changed = drift.dismiss(self.state.db, project, key)
+        record, changed = drift.dismiss(self.state.db, project, key.split("#", 1)[0])
         self.notify(f"dismissed: {record.title}" if changed else "already dismissed", timeout=3)
         self.reload()
 

@@ -314,7 +314,7 @@ def drift_report(ctx: Context) -> Json:
         return {"candidates": [], "diff": "", "files": [], "problems": ["no project yet"]}
     found = drift.proposal(ctx.db, project, project.root, record=False,
                            encoder=drift.default_encoder(ctx.db))
-    shorts = rec.short_ids(ctx.db, [p.candidate.id for p in found.candidates])
+    shorts = rec.short_ids(ctx.db, drift.record_ids(found))
     return {**drift.as_json(found, shorts), "root": project.root}
 
 

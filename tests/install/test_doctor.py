@@ -73,7 +73,7 @@ def test_after_init_doctor_is_healthy_and_leaves_the_store_alone(home: Path,
 def test_text_output_is_one_line_per_check(home: Path) -> None:
     done = run_cli("doctor", "--quick")
     lines = done.stdout.splitlines()
-    assert len(lines) == 11
+    assert len(lines) == 12
     assert all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
     assert any(line.startswith("fail  hooks:") and "— fix: run 'agentctx init'" in line
                for line in lines)
@@ -297,3 +297,21 @@ def test_a_registration_of_the_agentctx_script_is_a_warning_until_init_upgrades_
     assert hooks.status == "warn" and "PYTHONPATH" in hooks.detail
     apply_init(plan_init("user", claude=False))
     assert doctor.check_hooks()[0].status == "ok"
+
+
+@pytest.mark.parametrize(("files", "detail"), [
+    ({}, "drift reads no file yet: the project has no CLAUDE.md or AGENTS.md yet"),
+    ({"AGENTS.md": "# Agents\n"}, "drift reads AGENTS.md: the project has no CLAUDE.md, so "
+     "Claude Code (2.1.277 and later) reads AGENTS.md instead"),
+    ({"CLAUDE.md": "# App\n", "AGENTS.md": "# Agents\n"}, "drift reads CLAUDE.md: Claude Code "
+     "reads CLAUDE.md; AGENTS.md is not read, as CLAUDE.md does not import it"),
+    ({"CLAUDE.md": "@AGENTS.md\n", "AGENTS.md": "# Agents\n"}, "drift reads CLAUDE.md: Claude "
+     "Code reads CLAUDE.md, and AGENTS.md through it"),
+])
+def test_doctor_says_which_memory_file_drift_reads_and_why(
+        home: Path, project_dir: Path, files: dict[str, str], detail: str) -> None:
+    for name, text in files.items():
+        (project_dir / name).write_text(text, encoding="utf-8")
+    done = run_cli("doctor", "--json", "--quick", cwd=project_dir / "src")
+    check = _by_name(json.loads(done.stdout)["checks"])["memory file"]
+    assert check["status"] == "ok" and check["detail"].startswith(detail)
