@@ -226,7 +226,7 @@ def describe(found: Proposal, shorts: Mapping[str, str] | None = None) -> list[s
     lines = []
     for p in found.candidates:
         c = p.candidate
-        rid = (shorts or {}).get(c.id, c.id[:10])
+        rid = (shorts or {}).get(c.id, c.id)
         where = f"{p.file}:{p.line}" if p.file and p.line else (p.file or "")
         if c.kind == MISSING:
             detail = f"→ add to {where}" if p.edited else p.note

@@ -283,6 +283,23 @@ def test_a_store_whose_middle_is_random_bytes_is_not_ok(home: Path) -> None:
     assert "backup" in check.fix
 
 
+def test_a_store_that_is_not_a_database_is_one_failing_check_among_the_others(
+        home: Path) -> None:
+    """A store whose file is noise: doctor still runs every check (hooks, MCP, …) and says
+    so on the store's line, instead of stopping at the first check that opens it."""
+    assert run_cli("init", "--yes").returncode == 0
+    path = config.db_path()
+    path.write_bytes(b"\x00garbage" * 4096)
+    done = run_cli("doctor", "--quick")
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    lines = {line.split(":")[0]: line for line in done.stdout.splitlines()}
+    assert lines["fail  store"].count(".agentctx/agentctx.db") == 1, lines["fail  store"]
+    assert "not an agentctx store" in lines["fail  store"]
+    for name in ("python", "sqlite", "config", "home", "embedding model", "hooks", "mcp"):
+        assert any(key.endswith(f"  {name}") for key in lines), (name, done.stdout)
+    assert sum(line.startswith("fail") for line in lines.values()) == 1, done.stdout
+
+
 def test_a_registration_of_the_agentctx_script_is_a_warning_until_init_upgrades_it(
         home: Path) -> None:
     apply_init(plan_init("user", claude=False))
