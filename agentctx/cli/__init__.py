@@ -14,6 +14,7 @@ import typer
 
 from agentctx import __version__
 from agentctx.cli.common import CliError
+from agentctx.cli.helptext import readable
 from agentctx.core import config
 from agentctx.core.config import ConfigError
 from agentctx.core.redact import redact
@@ -73,6 +74,7 @@ def _register() -> None:
     team.register(app)
     web.register(app)
     why.register(app)
+    readable(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
@@ -86,6 +88,11 @@ def run_cli(argv: list[str] | None = None) -> None:
         sys.exit(exc.code)
     except (StoreError, ConfigError) as exc:
         typer.echo(f"agentctx: {redact(str(exc))}", err=True)
+        sys.exit(1)
+    except OSError as exc:  # a path that is not there, not writable, not a file …
+        _log_crash()
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"agentctx: {redact(where + (exc.strerror or str(exc)))}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("agentctx: interrupted", err=True)

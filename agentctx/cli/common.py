@@ -12,6 +12,7 @@ from typing import Any, NoReturn
 import typer
 
 from agentctx.core import config
+from agentctx.core.ids import parse_time
 from agentctx.ops.caller import Caller
 from agentctx.store import Store
 from agentctx.store import projects as proj
@@ -40,6 +41,19 @@ def open_store() -> Iterator[Store]:
         yield db
     finally:
         db.close()
+
+
+def check_date(option: str, value: str | None) -> str | None:
+    """``value`` when it is a date or time the store understands (or ``None``); otherwise the
+    command stops with one line naming ``option`` (before anything is read or written)."""
+    if value is None:
+        return None
+
+    try:
+        parse_time(value)
+    except ValueError as exc:
+        fail(f"{option}: {exc}")
+    return value
 
 
 def current_project(db: Store, ref: str | None) -> Project:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -12,6 +13,7 @@ from agentctx.cli.common import (
     ProjectOption,
     YesOption,
     caller,
+    check_date,
     current_project,
     fail,
     open_store,
@@ -19,12 +21,14 @@ from agentctx.cli.common import (
     say_note,
 )
 from agentctx.core import config
+from agentctx.core.gitinfo import find_repo
 from agentctx.ops import find, write_path
 from agentctx.ops.edit_text import EditorError
 from agentctx.ops.edit_text import edit_in_editor as run_editor
 from agentctx.store import chains, details
 from agentctx.store import records as rec
-from agentctx.store.models import RECORD_TYPES, Draft, Record
+from agentctx.store.models import RECORD_TYPES, Draft, Project, Record
+from agentctx.store.projects import of_folder
 from agentctx.store.search import Query
 from agentctx.store.selection import Selection
 
@@ -60,7 +64,9 @@ def record(
     json_out: bool = JsonOption,
 ) -> None:
     """Record a decision, convention, preference, discovery, bugfix or handover."""
+    check_date("--valid-from", valid_from)
     with open_store() as db:
+        known = None if project else of_folder(db, os.getcwd())
         proj = current_project(db, project)
         draft = Draft(type=_check_type(type_), title=title, body=_body(body), scope=scope,
                       key=key, confidence=confidence, valid_from=valid_from, pinned=pin)
@@ -72,6 +78,8 @@ def record(
             print_json(render.record_dict(created))
         else:
             typer.echo(f"recorded {created.id} ({created.type}) in {proj.name}")
+        if not project and known is None:  # the first record of a folder made its project
+            _say_new_project(proj)
 
 
 def list_cmd(
@@ -84,6 +92,7 @@ def list_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """List the project's records, newest first (global preferences included)."""
+    check_date("--as-of", as_of)
     for type_ in types:
         _check_type(type_)
     with open_store() as db:
@@ -119,6 +128,9 @@ def search(
     """Search records: keywords (FTS5 BM25, reranked by type, recency and confidence; pinned
     first) fused with vector similarity once consolidation has embedded the store, as
     ctx_search does."""
+    if not query.strip():
+        fail("the query is empty: pass what to look for ('agentctx list' lists every record)")
+    check_date("--as-of", as_of)
     for type_ in types:
         _check_type(type_)
     with open_store() as db:
@@ -198,6 +210,7 @@ def supersede(
     json_out: bool = JsonOption,
 ) -> None:
     """Replace a record with a successor, keeping the old one in history."""
+    check_date("--valid-from", valid_from)
     if (body is None) == (with_id is None):
         fail("give either --body for a new record or --with for an existing one")
     with open_store() as db:
@@ -269,6 +282,14 @@ def current_again_line(records: tuple[Record, ...]) -> str:
     """What becomes current again when a successor goes: each record's id and title."""
     named = "; ".join(f"{r.id} ({r.type}: {r.title!r})" for r in records)
     return f"Current again: {named}."
+
+
+def _say_new_project(project: Project) -> None:
+    """One note when a record made its folder's project: its name and root, and whether the
+    folder is in a git repository (a project outside one is named after the folder)."""
+    where = "" if find_repo(project.root) else " (no git repository here: named after the folder)"
+    typer.echo(f"note: new project {project.name} for {project.root}{where}; "
+               "'agentctx projects merge' moves its records into another", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -187,7 +187,7 @@ class LiveRecords:
 
     def matched(self, db: Store, terms: list[str], probe: list[int],
                 pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
-        return matched_terms(db, terms, self.live, probe)
+        return _matched_terms(db, terms, self.live, probe)
 
 
 def _sources(db: Store, query: Query, terms: list[str]) -> Sources:
@@ -547,7 +547,14 @@ def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
     return boosted
 
 
-def matched_terms(db: Store, terms: list[str], df: dict[str, int], pks: list[int],
+def matched_terms(db: Store, text: str, pks: list[int]) -> dict[int, tuple[str, ...]]:
+    """Which of ``text``'s search terms each record of ``pks`` contains, as the index reads
+    them (the same probes as a search's matched words: stemmed, title and body)."""
+    terms = query_terms(text)
+    return _matched_terms(db, terms, dict.fromkeys(terms, 1), pks)
+
+
+def _matched_terms(db: Store, terms: list[str], df: dict[str, int], pks: list[int],
                    index: str = "records_fts") -> dict[int, tuple[str, ...]]:
     """Which query terms each candidate contains (one probe of ``index`` per term)."""
     if not pks:

@@ -131,10 +131,10 @@ class ArchiveAware(srch.LiveRecords):
     def matched(self, db: Store, terms: list[str], probe: list[int],
                 pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
         archived = {record.pk for record, _base in pool if record.archived}
-        found = srch.matched_terms(db, terms, self.live, [pk for pk in probe
+        found = srch._matched_terms(db, terms, self.live, [pk for pk in probe
                                                           if pk not in archived])
         if archived:
-            found.update(srch.matched_terms(db, terms, self.archived,
+            found.update(srch._matched_terms(db, terms, self.archived,
                                             sorted(pk for pk in probe if pk in archived),
                                             "records_archive_fts"))
         return found
@@ -165,8 +165,8 @@ class AsOf:
     def matched(self, db: Store, terms: list[str], probe: list[int],
                 pool: list[tuple[Record, float]], top: list[Hit]) -> dict[int, tuple[str, ...]]:
         archived = {hit.record.pk for hit in top if hit.record.archived}
-        found = srch.matched_terms(db, terms, self.live, [pk for pk in probe
+        found = srch._matched_terms(db, terms, self.live, [pk for pk in probe
                                                           if pk not in archived])
-        found.update(srch.matched_terms(db, terms, self.archived, sorted(archived),
+        found.update(srch._matched_terms(db, terms, self.archived, sorted(archived),
                                         "records_archive_fts"))
         return found

@@ -35,7 +35,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from agentctx import __version__
-from agentctx.drift import as_json, default_encoder, proposal
+from agentctx.drift import as_json, default_encoder, proposal, record_ids
 from agentctx.ops import find, write_path
 from agentctx.ops.caller import Caller
 from agentctx.store import chains, details, graph, profiles, projects, sessions, stats
@@ -131,10 +131,11 @@ def _text(body: Json, name: str, *, required: bool = False) -> str | None:
 
 
 def record_json(record: Record, short: str | None = None) -> Json:
-    """A record as JSON: its fields, whether it holds now, and its short id."""
+    """A record as JSON: its fields, whether it holds now, and its short id (the store's
+    :func:`~agentctx.store.records.short_ids`; the full id when none is given)."""
     data = record._asdict()
     data["current"] = record.current
-    data["short_id"] = short or record.id[:10]
+    data["short_id"] = short or record.id
     return data
 
 
@@ -311,7 +312,7 @@ def drift_report(ctx: Context) -> Json:
         return {"candidates": [], "diff": "", "files": [], "problems": ["no project yet"]}
     found = proposal(ctx.db, project, project.root, record=False,
                      encoder=default_encoder(ctx.db))
-    shorts = rec.short_ids(ctx.db, [p.candidate.id for p in found.candidates])
+    shorts = rec.short_ids(ctx.db, record_ids(found))
     return {**as_json(found, shorts), "root": project.root}
 
 
