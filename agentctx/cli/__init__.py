@@ -38,7 +38,14 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """agentctx keeps a structured model of what is being built, for Claude Code."""
 
 
+_registered: list[bool] = []
+
+
 def _register() -> None:
+    """Add every area's commands to :data:`app`, once per process."""
+    if _registered:
+        return
+    _registered.append(True)
     from agentctx.cli import admin, hooks, install, mcp, records
 
     records.register(app)
