@@ -234,7 +234,8 @@ class HybridSearcher:
     def search(self, text: str, project_id: str, *, limit: int = 10,
                include_superseded: bool = False) -> list[Hit]:
         """Hybrid hits for ``text`` (the query is embedded on each call, as the server does)."""
-        from agentctx.store.hybrid import MIN_COSINE, hybrid_search, project_scope
+        from agentctx.store.hybrid import MIN_COSINE, hybrid_search
+        from agentctx.store.models import project_scope
 
         query = Query(text=text, project_id=project_id, limit=limit,
                       include_superseded=include_superseded)
@@ -251,7 +252,7 @@ class HybridSearcher:
 
     def top_cosine(self, text: str, project_id: str) -> float | None:
         """The best cosine between ``text`` and any record of the project (``None``: no vectors)."""
-        from agentctx.store.hybrid import project_scope
+        from agentctx.store.models import project_scope
 
         vector = self.model.encode([query_text(text)])[0]
         found = self.index.nearest(vector, project_ids=project_scope(project_id, True), limit=1)

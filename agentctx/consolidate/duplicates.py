@@ -41,11 +41,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from agentctx.core.words import STOP_WORDS, tokens
 from agentctx.store import records as rec
 from agentctx.store import upkeep
 from agentctx.store.db import Store
 from agentctx.store.models import Record
-from agentctx.store.textproc import STOP_WORDS, tokens
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import numpy as np

@@ -36,9 +36,9 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+from agentctx.core.words import STOP_WORDS, tokens, word_rank
 from agentctx.drift.memfiles import Unit
 from agentctx.store.stems import stems
-from agentctx.store.textproc import STOP_WORDS, tokens, word_rank
 
 Encoder = Callable[[list[str]], Any]
 """Texts to an array of L2-normalized rows (an embedding model's ``encode``)."""

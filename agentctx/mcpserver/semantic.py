@@ -28,8 +28,8 @@ from agentctx.store.hybrid import (
     VectorIndex,
     VectorSide,
     fingerprint,
-    project_scope,
 )
+from agentctx.store.models import project_scope
 from agentctx.store.search import Query
 
 FIRST_WAIT_S = 5.0
