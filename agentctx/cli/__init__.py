@@ -6,7 +6,6 @@ non-zero exit, never a traceback (details go to ``<home>/logs/cli.log``).
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 
@@ -14,6 +13,7 @@ import typer
 
 from agentctx import __version__
 from agentctx.cli.common import CliError
+from agentctx.core import logfile
 
 app = typer.Typer(
     name="agentctx",
@@ -97,13 +97,4 @@ def run_cli(argv: list[str] | None = None) -> None:
 
 
 def _log_crash() -> None:
-    try:
-        from agentctx.core import config
-        from agentctx.core.redact import redact
-
-        logs = config.ensure_home() / "logs"
-        fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with open(fd, "a", encoding="utf-8") as handle:
-            handle.write(redact(traceback.format_exc()) + "\n")
-    except OSError:
-        pass
+    logfile.append("cli.log", traceback.format_exc())

@@ -14,7 +14,7 @@ import fcntl
 import os
 import sys
 
-from agentctx.core import config
+from agentctx.core import config, logfile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -129,8 +129,7 @@ def spawn_detached(args: list[str], *, log_name: str = "background.log",
     """
     argv = python_command(args)
     environment = child_environment(env)
-    logs = os.path.join(config.ensure_home_dir(), "logs")
-    log_fd = os.open(os.path.join(logs, log_name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    log_fd = logfile.open_append(log_name)
     try:
         if hasattr(os, "posix_spawn"):
             try:

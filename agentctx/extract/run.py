@@ -32,7 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agentctx.core import background, budget, config
+from agentctx.core import background, budget, config, logfile
 from agentctx.core.ids import now_iso
 from agentctx.core.redact import redact
 from agentctx.extract import tiers
@@ -106,25 +106,9 @@ class Outcome(NamedTuple):
 
 
 def log(message: str, session_id: str | None = None) -> None:
-    """Append one redacted line to ``<home>/logs/extract.log`` (mode 0600; never raises)."""
-    try:
-        logs = config.ensure_home() / "logs"
-        target = logs / LOG_NAME
-        try:
-            limit = config.Config.load().get_int("log_max_bytes")
-        except config.ConfigError:
-            limit = 1_000_000
-        if target.exists() and target.stat().st_size > limit:
-            os.replace(target, logs / (LOG_NAME + ".1"))
-        who = f" session={session_id}" if session_id else ""
-        line = f"{now_iso()}{who} {' '.join(redact(message).split())}\n"
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    """Append one redacted line to ``<home>/logs/extract.log`` (never raises)."""
+    who = f" session={session_id}" if session_id else ""
+    logfile.append(LOG_NAME, f"{now_iso()}{who} {' '.join(redact(message).split())}")
 
 
 # ---------------------------------------------------------------------------------- the run

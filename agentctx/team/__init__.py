@@ -20,6 +20,8 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agentctx.core import logfile
+from agentctx.core.ids import now_iso
 from agentctx.store import teamstate
 from agentctx.store.db import Store
 from agentctx.store.models import Project
@@ -259,17 +261,7 @@ def guard_of(path: Path) -> Path | None:
 
 
 def _log(message: str) -> None:
-    try:
-        from agentctx.core import config
-        from agentctx.core.ids import now_iso
-        from agentctx.core.redact import redact
-
-        logs = config.ensure_home() / "logs"
-        fd = os.open(logs / "team.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with open(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()} {redact(message)}\n")
-    except OSError:
-        pass
+    logfile.append("team.log", f"{now_iso()} {message}")
 
 
 def turn_on(db: Store, project: Project, cwd: str | os.PathLike[str]) -> SyncResult:

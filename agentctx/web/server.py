@@ -24,7 +24,6 @@ from __future__ import annotations
 import errno
 import hmac
 import json
-import os
 import secrets
 import socket
 import threading
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
+from agentctx.core import logfile
 from agentctx.web import api
 
 HOST = "127.0.0.1"
@@ -119,20 +119,9 @@ class WebServer(ThreadingHTTPServer):
     def log_error_text(self, text: str) -> None:
         """Append ``text`` to the web log (never to the page), rotating it at
         :data:`LOG_MAX_BYTES`."""
-        if self.log_path is None:
-            return
-        try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                if self.log_path.stat().st_size >= LOG_MAX_BYTES:
-                    os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".1"))
-            except FileNotFoundError:
-                pass
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with open(fd, "a", encoding="utf-8") as handle:
-                handle.write(text.rstrip("\n") + "\n")
-        except OSError:
-            pass
+        if self.log_path is not None:
+            logfile.append(self.log_path.name, text, where=self.log_path.parent,
+                           max_bytes=LOG_MAX_BYTES)
 
 
 class Handler(BaseHTTPRequestHandler):
