@@ -18,7 +18,6 @@ from agentctx.core import config, logfile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import BinaryIO
 
 
@@ -30,13 +29,6 @@ def _lock_file(name: str) -> str:
     except FileExistsError:
         pass
     return os.path.join(folder, f"{safe}.lock")
-
-
-def lock_path(name: str) -> Path:
-    """Path of the lock file called ``name`` (letters, digits, ``-`` and ``_`` kept)."""
-    from pathlib import Path
-
-    return Path(_lock_file(name))
 
 
 class exclusive:  # lower case: it reads like the function it replaced, ``with exclusive(n) as ok``
