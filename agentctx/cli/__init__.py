@@ -12,8 +12,26 @@ import traceback
 import typer
 
 from agentctx import __version__
+from agentctx.cli import (
+    admin,
+    bench,
+    consolidate,
+    extract,
+    hooks,
+    install,
+    mcp,
+    profile,
+    records,
+    sync,
+    team,
+    web,
+    why,
+)
 from agentctx.cli.common import CliError
 from agentctx.core import logfile
+from agentctx.core.config import ConfigError
+from agentctx.core.redact import redact
+from agentctx.store.errors import StoreError
 
 app = typer.Typer(
     name="agentctx",
@@ -46,37 +64,13 @@ def _register() -> None:
     if _registered:
         return
     _registered.append(True)
-    from agentctx.cli import admin, hooks, install, mcp, records
-
-    records.register(app)
-    admin.register(app)
-    mcp.register(app)
-    install.register(app)
-    hooks.register(app)
-    from agentctx.cli import consolidate, profile
-
-    consolidate.register(app)
-    profile.register(app)
-    from agentctx.cli import extract
-    extract.register(app)
-    from agentctx.cli import bench
-    bench.register(app)
-    from agentctx.cli import sync
-    sync.register(app)
-    from agentctx.cli import team
-    team.register(app)
-    from agentctx.cli import web
-    web.register(app)
-    from agentctx.cli import why
-    why.register(app)
+    for area in (records, admin, mcp, install, hooks, consolidate, profile, extract, bench, sync,
+                 team, web, why):
+        area.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
-    from agentctx.core.config import ConfigError
-    from agentctx.core.redact import redact
-    from agentctx.store.errors import StoreError
-
     _register()
     try:
         app(args=argv, standalone_mode=True)

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 import typer
 
+from agentctx import team
 from agentctx.core import config
 from agentctx.store import Store
 from agentctx.store import projects as proj
@@ -51,8 +52,6 @@ def current_project(db: Store, ref: str | None) -> Project:
 def keep_team_file(db: Store, project: Project) -> None:
     """After a write: bring the working folder's team file in step (projects that keep one);
     a problem is one note on stderr, never a failed command."""
-    from agentctx import team
-
     result = team.after_write(db, project, os.getcwd())
     if result is not None and result.problem:
         typer.echo(f"note: {result.problem}", err=True)

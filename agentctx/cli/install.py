@@ -9,10 +9,25 @@ from pathlib import Path
 
 import typer
 
+from agentctx import team
 from agentctx.cli.common import JsonOption, YesOption, fail, print_json
 from agentctx.core import config
-from agentctx.install import InstallError, Step
+from agentctx.install import (
+    InstallError,
+    Step,
+    apply_init,
+    apply_uninstall,
+    entries,
+    plan_init,
+    plan_uninstall,
+    plugin,
+    preflight,
+)
 from agentctx.install import jsonfile as jf
+from agentctx.ml import embedder
+from agentctx.store import Store
+from agentctx.store import projects as proj
+from agentctx.team import worktree_of
 
 HOME_MARKERS = (config.DB_NAME, config.CONFIG_NAME, "install", "logs", "models")
 
@@ -49,16 +64,10 @@ def init(
                                         "project (a git repository)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
-    from agentctx.install import apply_init, plan_init, preflight
-
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
-    if team_file:
-        from agentctx.team import worktree_of
-
-        if worktree_of(os.getcwd()) is None:
-            fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
-                 "changed")
+    if team_file and worktree_of(os.getcwd()) is None:
+        fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was changed")
     if download_model and no_embeddings:
         fail("--download-model and --no-embeddings contradict each other; pick one")
     if _plugin_registers(scope, dry_run, no_llm, no_embeddings):
@@ -109,10 +118,6 @@ def init(
 
 
 def _team_on() -> None:
-    from agentctx import team
-    from agentctx.store import Store
-    from agentctx.store import projects as proj
-
     with Store.open() as db:
         project = proj.resolve(db, os.getcwd()).project
         result = team.turn_on(db, project, os.getcwd())
@@ -131,7 +136,6 @@ def _prepare_home(no_llm: bool, no_embeddings: bool) -> Path:
         config.set_value("llm", "off")
     if no_embeddings:
         config.set_value("embeddings", "off")
-    from agentctx.store import Store
 
     Store.open().close()  # creates or upgrades the store now, not in the first hook
     return home
@@ -141,8 +145,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
     """When the agentctx plugin is enabled here, say so and only prepare the home: the plugin
     already registers the hooks and the MCP server, and a second copy would run every hook
     twice. Returns whether it was."""
-    from agentctx.install import entries, jsonfile, plugin
-
     enabled = plugin.enabled_plugins()
     if not enabled:
         return False
@@ -151,7 +153,7 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
                "nothing to register")
     for path in plugin.settings_files():
         try:
-            ours = entries.has_ours("settings", jsonfile.load(path).data)
+            ours = entries.has_ours("settings", jf.load(path).data)
         except InstallError:
             continue
         if ours:
@@ -167,8 +169,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
 
 
 def _download_model() -> None:
-    from agentctx.ml import embedder
-
     typer.echo("downloading the embedding model (one time) …")
     try:
         folder = embedder.download_model(config.Config.load())
@@ -199,8 +199,6 @@ def uninstall(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
 ) -> None:
     """Remove exactly what 'agentctx init' added; --purge also deletes the home."""
-    from agentctx.install import apply_uninstall, plan_uninstall
-
     try:
         plan = plan_uninstall()
     except InstallError as exc:
@@ -250,7 +248,7 @@ def doctor(
                                help="Skip the MCP handshake and the hook latency measurement."),
 ) -> None:
     """Check the installation, one line per check (ok / warn / fail) with the fix."""
-    from agentctx.ops import doctor as checks
+    from agentctx.ops import doctor as checks  # late: 3 ms at every CLI start
 
     results = checks.run_checks(probe=not quick, latency_runs=0 if quick else checks.LATENCY_RUNS)
     failed = any(check.status == checks.FAIL for check in results)

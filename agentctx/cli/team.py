@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +19,12 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.core import safeio
+from agentctx.store import projects as proj
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.models import Project
-from agentctx.team import fileio
+from agentctx.team import backupfile, fileio
+from agentctx.team.backupfile import FORMATS
 
 TEAM_FILE_MAX = safeio.SHARED_FILE_MAX
 BACKUP_MAX = 4_000_000_000  # a whole store as JSON: read only when it is a regular file
@@ -75,8 +78,6 @@ def team_off() -> None:
 
 
 def _status_dict(state: team.TeamStatus) -> dict[str, Any]:
-    from dataclasses import asdict
-
     return asdict(state)
 
 
@@ -107,8 +108,6 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
     """Import what the team file holds that the store lacks, then rewrite it if it changed."""
     folder = str(cwd or os.getcwd())
     with open_store() as db:
-        from agentctx.store import projects as proj
-
         project = proj.resolve(db, folder).project
         result = team.sync(db, project, folder)
     if result.skipped:
@@ -122,8 +121,6 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
 
 
 def _format_of(path: Path, given: str | None) -> str:
-    from agentctx.team.backupfile import FORMATS
-
     if given is not None:
         if given not in FORMATS:
             fail(f"--format takes {', '.join(FORMATS)}, not {given!r}")
@@ -174,8 +171,6 @@ def import_cmd(
 
 
 def _import_team_file(path: Path, text: str, project: str | None, json_out: bool) -> None:
-    from dataclasses import asdict
-
     with open_store() as db:
         target = _project_here(db, project)
         try:
@@ -206,8 +201,6 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
 
 
 def _import_backup(path: Path, text: str, kind: str, json_out: bool) -> None:
-    from agentctx.team import backupfile
-
     try:
         rows = backupfile.read_jsonl(text) if kind == "jsonl" else backupfile.read_json(text)
     except backupfile.BackupError as exc:

@@ -35,6 +35,7 @@ from pydantic import Field
 from agentctx import __version__
 from agentctx.core import config, logfile
 from agentctx.core.config import Config, ConfigError
+from agentctx.drift import encoder_for
 from agentctx.mcpserver import service
 from agentctx.mcpserver.semantic import ModelLoader, Semantic, default_model_loader
 from agentctx.store import projects
@@ -167,7 +168,6 @@ def create_server(state: ServerState | None = None) -> MCPServer:
         with _errors():
             db = own.store()
             where = await _where(ctx, db)
-            from agentctx.drift import encoder_for
 
             encoder = encoder_for(db, await own.semantic.model())
             return service.sync_claudemd(db, where, encoder)

@@ -23,6 +23,7 @@ from textual.widgets import ContentSwitcher, Input, Static
 
 from agentctx.core import config
 from agentctx.store import Store, StoreError
+from agentctx.store import projects as proj
 from agentctx.tui.actions import Action, bindings
 from agentctx.tui.appstate import AppState
 from agentctx.tui.cells import home_path, parse_now
@@ -40,7 +41,7 @@ NOW_ENV = "AGENTCTX_NOW"
 
 def _commands() -> type[Provider]:
     """The palette's provider, imported when the palette first opens."""
-    from agentctx.tui.commands import AgentctxCommands
+    from agentctx.tui.commands import AgentctxCommands  # late: the palette loads on first use
 
     return AgentctxCommands
 
@@ -124,14 +125,14 @@ class AgentctxApp(App[None]):
 
     def on_mount(self) -> None:
         if self._state is None:
-            from agentctx.tui.widgets.problem import ProblemScreen
+            from agentctx.tui.widgets.problem import ProblemScreen  # late: 2 ms, on a problem
 
             self.push_screen(ProblemScreen(self.problem or "the store could not be opened"))
             return
         self._data_version = self.state.db.data_version()
         self._shown(self.pane(self.current_pane))
         self.set_interval(self.poll_ms / 1000, self.poll_store)
-        from agentctx.store.stats import has_embeddings
+        from agentctx.store.stats import has_embeddings  # late: after the first paint
 
         if not has_embeddings(self.state.db):
             self._backend_found("none")  # no embeddings yet: nothing to load to know that
@@ -200,7 +201,7 @@ class AgentctxApp(App[None]):
     def action_web(self) -> None:
         """Start the local web view on this store (``w``); it stops when the app exits."""
         if self.web_url is None:
-            from agentctx.web.server import WebError, start
+            from agentctx.web.server import WebError, start  # late: 15 ms, on w
 
             project = self.state.project
             try:
@@ -214,7 +215,7 @@ class AgentctxApp(App[None]):
 
     def action_help(self) -> None:
         """Open the help screen (``?``)."""
-        from agentctx.tui.help import HelpScreen
+        from agentctx.tui.help import HelpScreen  # late: help loads on first use
 
         self.push_screen(HelpScreen(self.pane(self.current_pane), APP_ACTIONS))
 
@@ -228,8 +229,6 @@ class AgentctxApp(App[None]):
             pane.focus_main()
 
     def on_project_chosen(self, message: ProjectChosen) -> None:
-        from agentctx.store import projects as proj
-
         self.state.project = proj.get(self.state.db, message.project_id)
         for pane in self.panes:
             self.guarded(pane.project_changed)
@@ -237,7 +236,7 @@ class AgentctxApp(App[None]):
         self.notify(f"project: {self.state.project.name}", timeout=2)
 
     async def on_show_chain(self, message: ShowChain) -> None:
-        from agentctx.tui.chains_pane import ChainsPane
+        from agentctx.tui.chains_pane import ChainsPane  # late: a pane loads when first shown
 
         pane = await self.show_pane(ChainsPane.spec().pane_id)
         assert isinstance(pane, ChainsPane)
@@ -264,7 +263,7 @@ class AgentctxApp(App[None]):
     def find_backend(self) -> None:
         """Which vector backend the store uses, for the status line (in a thread: it may load
         sqlite-vec and numpy, which the first paint need not wait for)."""
-        from agentctx.store import vectors
+        from agentctx.store import vectors  # late: after the first paint
 
         try:
             with self.state.worker_store() as db:

@@ -27,7 +27,7 @@ class Command(NamedTuple):
 
 def commands(app: AgentctxApp) -> list[Command]:
     """The palette's entries, in the order it lists them."""
-    from agentctx.tui.app import APP_ACTIONS
+    from agentctx.tui.app import APP_ACTIONS  # late: tui.app imports this module
 
     found: list[Command] = []
     listed: set[str] = set()
@@ -59,7 +59,7 @@ class AgentctxCommands(Provider):
     """The entries of :func:`commands`."""
 
     def _commands(self) -> list[Command]:
-        from agentctx.tui.app import AgentctxApp
+        from agentctx.tui.app import AgentctxApp  # late: tui.app imports this module
 
         app = self.app
         assert isinstance(app, AgentctxApp)

@@ -73,7 +73,7 @@ class Pane(Vertical):
     @property
     def agentctx_app(self) -> AgentctxApp:
         """The app, typed."""
-        from agentctx.tui.app import AgentctxApp
+        from agentctx.tui.app import AgentctxApp  # late: tui.app imports this module
 
         app = self.app
         assert isinstance(app, AgentctxApp)

@@ -25,7 +25,9 @@ import errno
 import hmac
 import json
 import secrets
+import signal
 import socket
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -36,7 +38,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
-from agentctx.core import logfile
+from agentctx.core import config, logfile
+from agentctx.store import Store
+from agentctx.store.errors import StoreError
 from agentctx.web import api
 
 HOST = "127.0.0.1"
@@ -251,9 +255,6 @@ class Handler(BaseHTTPRequestHandler):
         self.send_bytes(200, asset.body, asset.content_type)
 
     def _api(self, path: str) -> None:
-        from agentctx.store import Store
-        from agentctx.store.errors import StoreError
-
         try:
             body = self._json_body() if self.command in WRITE_METHODS else {}
             query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
@@ -385,8 +386,6 @@ def _peer(address: object) -> str:
 
 def _why() -> str:
     """The exception being handled, as a few words (never a traceback)."""
-    import sys
-
     error = sys.exc_info()[1]
     if error is None:
         return "unknown error"
@@ -465,8 +464,6 @@ def start(home: Path | None = None, project: str | None = None,
 def configured(home: Path | None, project: str | None,
                 port: int | None) -> tuple[WebServer, str | None]:
     """A server bound with the configuration's knobs (store path, timeouts, default port)."""
-    from agentctx.core import config
-
     cfg = config.Config.load()
     base = config.ensure_home(home)
     return bind(port, db_path=base / config.DB_NAME, project=project,
@@ -477,8 +474,6 @@ def configured(home: Path | None, project: str | None,
 
 def serve(server: WebServer) -> None:
     """Serve until Ctrl-C (or SIGTERM); then stop cleanly and close the socket."""
-    import signal
-
     def terminate(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
