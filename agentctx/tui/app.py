@@ -19,6 +19,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.widgets import ContentSwitcher, Input, Static
 
 from agentctx.core import config
@@ -254,8 +255,12 @@ class AgentctxApp(App[None]):
             return
         if version == self._data_version:
             return
+        try:
+            panes = self.panes
+        except NoMatches:  # the app is closing: its panes are already gone
+            return
         self._data_version = version
-        for pane in self.panes:
+        for pane in panes:
             self.guarded(pane.store_changed)
         self.guarded(self.update_status)
 
