@@ -28,6 +28,7 @@ from agentctx.cli import (
     why,
 )
 from agentctx.cli.common import CliError
+from agentctx.cli.helptext import readable
 from agentctx.core import logfile
 from agentctx.core.config import ConfigError
 from agentctx.core.redact import redact
@@ -67,6 +68,7 @@ def _register() -> None:
     for area in (records, admin, mcp, install, hooks, consolidate, profile, extract, bench, sync,
                  team, web, why):
         area.register(app)
+    readable(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
@@ -79,6 +81,11 @@ def run_cli(argv: list[str] | None = None) -> None:
         sys.exit(exc.code)
     except (StoreError, ConfigError) as exc:
         typer.echo(f"agentctx: {redact(str(exc))}", err=True)
+        sys.exit(1)
+    except OSError as exc:  # a path that is not there, not writable, not a file …
+        _log_crash()
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"agentctx: {redact(where + (exc.strerror or str(exc)))}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("agentctx: interrupted", err=True)

@@ -13,6 +13,7 @@ import typer
 
 from agentctx import team
 from agentctx.core import config
+from agentctx.core.ids import parse_time
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store.models import Project
@@ -40,6 +41,19 @@ def open_store() -> Iterator[Store]:
         yield db
     finally:
         db.close()
+
+
+def check_date(option: str, value: str | None) -> str | None:
+    """``value`` when it is a date or time the store understands (or ``None``); otherwise the
+    command stops with one line naming ``option`` (before anything is read or written)."""
+    if value is None:
+        return None
+
+    try:
+        parse_time(value)
+    except ValueError as exc:
+        fail(f"{option}: {exc}")
+    return value
 
 
 def current_project(db: Store, ref: str | None) -> Project:

@@ -29,6 +29,7 @@ from agentctx.hooks.event import log_problem
 from agentctx.ops import finish
 from agentctx.store import projects, sessions
 from agentctx.store import records as rec
+from agentctx.store.errors import NotFound
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.context.judgement import Decision, Verdict
@@ -61,7 +62,8 @@ def preview(
                                    "(it never changes the decision)."),
     session: str | None = typer.Option(None, "--session",
                                        help="Leave out what this Claude Code session already "
-                                            "holds (default: a fresh session)."),
+                                            "holds: its id or first characters (default: a "
+                                            "fresh session)."),
     text: bool = typer.Option(False, "--text", help="Also print the exact text injected."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
@@ -77,13 +79,17 @@ def preview(
         decision = judgement.Decision([], "", [], [])
         why = judgement.not_judged(prompt, target)
         if not why:
-            if session and sessions.get(db, session) is None:
-                fail(f"no session {session!r} in the store (see 'agentctx status')")
-            seen = sessions.seen(db, session) if session else frozenset()
+            seen: frozenset[str] | set[str] = frozenset()
+            if session:
+                try:
+                    seen = sessions.seen(db, sessions.resolve(db, session).session_id)
+                except NotFound:
+                    fail(f"no session {session!r} in the store (see 'agentctx status')")
             decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen)
         semantic = judgement.semantic_check_state(db, knobs)
         listed = _listed(decision.verdicts, limit)
-        shorts = rec.short_ids(db, [v.hit.record.id for v in listed])
+        shorts = rec.short_ids(db, [*(v.hit.record.id for v in listed),
+                                    *(v.hit.via for v in listed if v.hit.via)])
     injected = decision.text
     settings = {"full_confidence": knobs.full_confidence,
                 "pointer_confidence": knobs.pointer_confidence,
@@ -98,7 +104,7 @@ def preview(
                                     "probability": v.probability, "relevance": v.hit.relevance,
                                     "cosine": v.cosine, "matched": list(v.hit.matched),
                                     "replaces": v.hit.via, "dated": v.hit.dated,
-                                    "outcome": v.outcome,
+                                    "found_by": v.found_by, "outcome": v.outcome,
                                     "why": judgement.OUTCOMES[v.outcome]}
                                    for v in listed],
                     "injected_text": injected,
@@ -135,9 +141,11 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
         if v.hit.matched:
             detail += "; matched: " + ", ".join(v.hit.matched)
         if v.hit.via:
-            detail += f"; replaces {v.hit.via[:12]}"
+            detail += f"; replaces {shorts[v.hit.via]}"
         if v.hit.dated:
             detail += "; dated where the prompt points"
+        if v.found_by != "keyword":
+            detail += "; found by meaning" + (" and keywords" if v.found_by == "both" else "")
         lines.append(f"{'':10}{detail}")
     full, pointers = len(decision.injected), len(decision.pointers)
     if full or pointers:

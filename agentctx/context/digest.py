@@ -42,6 +42,7 @@ API — consolidation pre-computes the digest, session-start serves it:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 
 from agentctx.context import injection
@@ -69,7 +70,7 @@ DRIFT_THRESHOLD = 0.5  # = agentctx.store.drift_state.FLAGGED (a test checks the
 DRIFT_MIN_RECORDS = 2
 # The SessionStart note on drift (missing + contradicted records); it never mentions --yes: the
 # user reviews the proposed diff before anything is written.
-DRIFT_NOTE = ("{count} decisions in the context store are not reflected in CLAUDE.md — suggest "
+DRIFT_NOTE = ("{count} decisions in the context store are not reflected in {file} — suggest "
               "`agentctx sync` to the user.")
 # Candidates read for the decisions section: pinned ones first, then the most recent ones.
 DEFAULT_CANDIDATES = 100
@@ -216,6 +217,15 @@ def _built(text: str) -> Built:
 # ----------------------------------------------------------------------------- public API
 
 
+def memory_file_name(root: str) -> str:
+    """``AGENTS.md`` when the project has no ``CLAUDE.md`` but an ``AGENTS.md`` (Claude Code then
+    reads that one, as :func:`agentctx.drift.memfiles.primary` says), else ``CLAUDE.md``."""
+    isfile, join = os.path.isfile, os.path.join
+    if isfile(join(root, "CLAUDE.md")) or isfile(join(root, ".claude", "CLAUDE.md")):
+        return "CLAUDE.md"
+    return "AGENTS.md" if isfile(join(root, "AGENTS.md")) else "CLAUDE.md"
+
+
 def build(db: Store, project: Project, *, rank: Rank | None = None,
           cfg: config.Config | None = None) -> Built:
     """The project's digest without the handover (see the module docstring)."""
@@ -244,7 +254,8 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     drifted = drift_count(db, project.id, DRIFT_THRESHOLD)
     drift: list[str] = []
     if drifted >= DRIFT_MIN_RECORDS:
-        drift = _section(DRIFT, ["- " + DRIFT_NOTE.format(count=drifted)], room)
+        note = DRIFT_NOTE.format(count=drifted, file=memory_file_name(project.root))
+        drift = _section(DRIFT, ["- " + note], room)
         room -= _size(drift)
 
     decision_items = [injection.item_line(r, SNIPPET_CHARS[DECISIONS])

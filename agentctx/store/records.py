@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from agentctx.core.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
 from agentctx.core.lean import NamedTuple
 from agentctx.core.redact import marker_chars, redact
+from agentctx.store import vecside
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.models import (
@@ -391,7 +392,9 @@ def _insert(db: Store, draft: Draft, project_id: str) -> Record:
         (rid, project_id, draft.type, draft.key, draft.title, draft.body, draft.scope,
          int(draft.pinned), draft.confidence, draft.reinforce_count, draft.valid_from or now, now,
          draft.source, draft.session_id))
-    return get(db, rid)
+    record = get(db, rid)
+    vecside.add(db, record.pk)  # findable by meaning now; consolidation refreshes it
+    return record
 
 
 def update(db: Store, ref: str, *, title: str | None = None, body: str | None = None,
@@ -445,6 +448,8 @@ def update(db: Store, ref: str, *, title: str | None = None, body: str | None = 
             revised = ", revision = revision + 1"
         db.execute(f"UPDATE records SET {assignments}, updated_at = ?{embedding_stale}{revised} "
                    "WHERE id = ?", [*params, record.id])
+        if embedding_stale:
+            vecside.add(db, record.pk)
     return get(db, record.id)
 
 

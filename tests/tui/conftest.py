@@ -90,7 +90,7 @@ class _Built(NamedTuple):
 def demo_built(tmp_path_factory: pytest.TempPathFactory) -> _Built:
     """The embedded demo, built once per session at ``NOW`` with fixed ids into a folder holding
     the home (``.agentctx``) and the project (``harbor``), and kept untouched beside it."""
-    base = tmp_path_factory.getbasetemp() / "demo"
+    base = tmp_path_factory.mktemp("demo")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(store_ids, "datetime", _FrozenDatetime)
         patch.setattr(store_ids, "time", _Clock)
@@ -99,7 +99,7 @@ def demo_built(tmp_path_factory: pytest.TempPathFactory) -> _Built:
         patch.setenv("AGENTCTX_HOME", str(base / ".agentctx"))
         with Store.open() as db:
             project_id = demo.build(db, base / "harbor", now=NOW)
-    pristine = tmp_path_factory.getbasetemp() / "demo-pristine"
+    pristine = tmp_path_factory.mktemp("demo-pristine") / "demo"
     shutil.copytree(base, pristine, symlinks=True)
     return _Built(base, pristine, project_id)
 
