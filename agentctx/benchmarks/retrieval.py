@@ -24,16 +24,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from agentctx.consolidate.run import consolidate as run_consolidation
 from agentctx.context import judgement
 from agentctx.core import budget, config
 from agentctx.core.ids import NOW_ENV, to_iso
-from agentctx.ml.embedder import embedding_text, query_text
+from agentctx.ml.embedder import embedding_text, load_model, query_text
 from agentctx.store import vectors
 from agentctx.store.db import Store
 from agentctx.store.hybrid import MIN_COSINE, IndexedVectors, VectorIndex, hybrid_search
-from agentctx.store.models import Hit
+from agentctx.store.models import Hit, project_scope
 from agentctx.store.search import Query, search
-from agentctx.store.selection import Selection, project_scope
+from agentctx.store.selection import Selection
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.store.hybrid import VectorIndex
@@ -86,7 +87,6 @@ def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
 def clock_at(moment: datetime | None) -> Iterator[None]:
     """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
     for ``None``), as a user asking on that day would see it."""
-
     if moment is None:
         yield
         return
@@ -140,12 +140,6 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
     Never downloads: a hub model that is not in ``<home>/models`` yet is reported unavailable
     with the command that fetches it.
     """
-    try:
-        # a probe: the benchmark says what is unavailable
-        from agentctx.ml.embedder import load_model
-        from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
-    except Exception as exc:
-        return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
     if model_path and not Path(model_path).expanduser().is_dir():
         return Unavailable(f"model folder {model_path} does not exist")
     value = cfg.get_str("embed_model")
@@ -177,16 +171,10 @@ def consolidate(db: Store, embedder: Embedder | None, cfg: config.Config) -> Con
     It embeds every pending record (when there is a model), scans near-duplicates (never merging:
     no judge), updates scores and rebuilds digests. ``archive_after_days`` is at its maximum in
     :func:`bench_config`, so every superseded version stays searchable for the supersession
-    check. When consolidation cannot run (another run holds its lock, or the module is missing),
-    pending records are embedded the same way it would.
+    check. When consolidation cannot run (another run holds its lock), pending records are
+    embedded the same way it would.
     """
     model = embedder.model if embedder is not None else None
-    try:
-        # a probe: the benchmark says what is unavailable
-        from agentctx.consolidate.run import consolidate as run_consolidation
-    except Exception as exc:
-        return Consolidated(f"consolidation unavailable ({type(exc).__name__}), embedded "
-                            "directly", embed_pending(db, model) if model is not None else 0)
     report = run_consolidation(db, cfg=cfg, embeddings=model is not None, model=model,
                                judge=None, time_limit_s=CONSOLIDATE_TIME_LIMIT_S)
     if report.skipped:
@@ -211,7 +199,6 @@ def _semantic_note(query_model: str, cfg: config.Config) -> str:
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
     """Embed every record waiting for an embedding, as consolidation does; returns how many."""
-
     done = 0
     after = 0
     while True:

@@ -6,16 +6,30 @@ non-zero exit, never a traceback (details go to ``<home>/logs/cli.log``).
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 
 import typer
 
 from agentctx import __version__
+from agentctx.cli import (
+    admin,
+    bench,
+    consolidate,
+    extract,
+    hooks,
+    install,
+    mcp,
+    profile,
+    records,
+    sync,
+    team,
+    web,
+    why,
+)
 from agentctx.cli.common import CliError
 from agentctx.cli.helptext import readable
-from agentctx.core import config
+from agentctx.core import logfile
 from agentctx.core.config import ConfigError
 from agentctx.core.redact import redact
 from agentctx.store.errors import StoreError
@@ -43,43 +57,22 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """agentctx keeps a structured model of what is being built, for Claude Code."""
 
 
-def _register() -> None:
-    # every command module: loaded when the CLI runs, not on import
-    from agentctx.cli import (
-        admin,
-        bench,
-        consolidate,
-        extract,
-        hooks,
-        install,
-        mcp,
-        profile,
-        records,
-        sync,
-        team,
-        web,
-        why,
-    )
+_registered: list[bool] = []
 
-    records.register(app)
-    admin.register(app)
-    mcp.register(app)
-    install.register(app)
-    hooks.register(app)
-    consolidate.register(app)
-    profile.register(app)
-    extract.register(app)
-    bench.register(app)
-    sync.register(app)
-    team.register(app)
-    web.register(app)
-    why.register(app)
+
+def _register() -> None:
+    """Add every area's commands to :data:`app`, once per process."""
+    if _registered:
+        return
+    _registered.append(True)
+    for area in (records, admin, mcp, install, hooks, consolidate, profile, extract, bench, sync,
+                 team, web, why):
+        area.register(app)
     readable(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
-
     _register()
     try:
         app(args=argv, standalone_mode=True)
@@ -105,10 +98,4 @@ def run_cli(argv: list[str] | None = None) -> None:
 
 
 def _log_crash() -> None:
-    try:
-        logs = config.ensure_home() / "logs"
-        fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with open(fd, "a", encoding="utf-8") as handle:
-            handle.write(redact(traceback.format_exc()) + "\n")
-    except OSError:
-        pass
+    logfile.append("cli.log", traceback.format_exc())

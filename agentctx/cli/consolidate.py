@@ -5,10 +5,18 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import typer
 
-from agentctx.cli.common import JsonOption, ProjectOption, current_project, open_store, print_json
+from agentctx.cli.common import (
+    JsonOption,
+    ProjectOption,
+    current_project,
+    open_store,
+    print_json,
+)
 from agentctx.cli.render import plural
 from agentctx.consolidate.run import Report
 from agentctx.ops.consolidation import consolidate
@@ -32,9 +40,8 @@ def consolidate_cmd(
     Without --project every project is consolidated. Time-boxed; only one run at a time; a run
     that is stopped or killed loses nothing: the next one picks up the rest.
     """
-    _log_to_stderr()
     progress = None if quiet or json_out else (lambda line: typer.echo(f"  {line}", err=True))
-    with open_store() as db:
+    with _warnings_to_stderr(), open_store() as db:
         scope = None
         if project:
             scope = [current_project(db, project).id]
@@ -76,14 +83,18 @@ def summary(report: Report) -> list[str]:
     return lines
 
 
-def _log_to_stderr() -> None:
+@contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """agentctx's warnings (a model that cannot load, say) go to stderr while the command runs."""
     logger = logging.getLogger("agentctx")
-    if not any(getattr(h, "_agentctx_cli", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        handler.setLevel(logging.WARNING)
-        handler._agentctx_cli = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def register(app: typer.Typer) -> None:

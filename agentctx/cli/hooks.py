@@ -21,9 +21,12 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.context import judgement
+from agentctx.context.judgement import CUT, INJECT, OUTCOMES, POINTER
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.hooklog import log_problem
+from agentctx.ops import finish
 from agentctx.store import projects, sessions
 from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
@@ -68,8 +71,6 @@ def preview(
     """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
     pointer — and why each candidate was or was not (probability, relevance, matched words,
     cosine). Injects and records nothing."""
-    from agentctx.context import judgement  # the judgement loads only for agentctx preview
-
     if not prompt.strip():
         fail("the prompt is empty: pass the text you would type in Claude Code")
     knobs = judgement.settings(config.Config.load())
@@ -116,9 +117,6 @@ def preview(
 
 def _listed(verdicts: list[Verdict], limit: int) -> list[Verdict]:
     """Every candidate shown (or cut for room), then up to ``limit`` of the others."""
-    # the judgement loads only for agentctx preview
-    from agentctx.context.judgement import CUT, INJECT, POINTER
-
     chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT)]
     others = [v for v in verdicts if v.outcome not in (INJECT, POINTER, CUT)]
     return chosen + others[:limit]
@@ -128,8 +126,6 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
                   shorts: dict[str, str], decision: Decision, show_text: bool) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    from agentctx.context.judgement import OUTCOMES  # the judgement loads only for agentctx preview
-
     lines = [f"{project_name}: in full from probability {settings['full_confidence']:.2f}, "
              f"pointers from {settings['pointer_confidence']:.2f}, at most "
              f"{settings['max_records']} records, semantic check {settings['semantic_check']}"]
@@ -169,9 +165,6 @@ def finish_session(
     transcript: str | None = typer.Option(None, "--transcript", help="Session transcript path."),
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
-    # the finishing steps load only in the detached finish-session child
-    from agentctx.ops import finish
-
     def problem(message: str) -> None:
         log_problem(finish.LOG_EVENT, session_id, message)
 

@@ -17,13 +17,13 @@ from agentctx.install import (
     apply_init,
     apply_uninstall,
     entries,
-    jsonfile,
     plan_init,
     plan_uninstall,
     plugin,
     preflight,
 )
 from agentctx.install import jsonfile as jf
+from agentctx.ml import embedder
 from agentctx.ops import teamsync
 from agentctx.store import Store
 from agentctx.store import projects as proj
@@ -67,12 +67,10 @@ def init(
                                         "project (a git repository)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
-
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
     if team_file and not teamsync.in_repository(os.getcwd()):
-        fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
-             "changed")
+        fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was changed")
     if download_model and no_embeddings:
         fail("--download-model and --no-embeddings contradict each other; pick one")
     if _plugin_registers(scope, dry_run, no_llm, no_embeddings):
@@ -153,7 +151,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
     """When the agentctx plugin is enabled here, say so and only prepare the home: the plugin
     already registers the hooks and the MCP server, and a second copy would run every hook
     twice. Returns whether it was."""
-
     enabled = plugin.enabled_plugins()
     if not enabled:
         return False
@@ -162,7 +159,7 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
                "nothing to register")
     for path in plugin.settings_files():
         try:
-            ours = entries.has_ours("settings", jsonfile.load(path).data)
+            ours = entries.has_ours("settings", jf.load(path).data)
         except InstallError:
             continue
         if ours:
@@ -178,8 +175,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
 
 
 def _download_model() -> None:
-    from agentctx.ml import embedder  # the embedding model's loader loads only for --download-model
-
     typer.echo("downloading the embedding model (one time) …")
     try:
         folder = embedder.download_model(config.Config.load())
@@ -210,7 +205,6 @@ def uninstall(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
 ) -> None:
     """Remove exactly what 'agentctx init' added; --purge also deletes the home."""
-
     try:
         plan = plan_uninstall()
     except InstallError as exc:
@@ -260,7 +254,7 @@ def doctor(
                                help="Skip the MCP handshake and the hook latency measurement."),
 ) -> None:
     """Check the installation, one line per check (ok / warn / fail) with the fix."""
-    from agentctx.ops import doctor as checks  # the doctor's checks load only for agentctx doctor
+    from agentctx.ops import doctor as checks  # late: 3 ms at every CLI start
 
     results = checks.run_checks(probe=not quick, latency_runs=0 if quick else checks.LATENCY_RUNS)
     failed = any(check.status == checks.FAIL for check in results)

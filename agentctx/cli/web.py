@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import webbrowser
 
 import typer
 
@@ -32,8 +33,7 @@ def web(
 ) -> None:
     """Serve the local web view on 127.0.0.1 until Ctrl-C: search, chains and file graph,
     profile, sessions and token cost, drift; pin, edit and supersede records."""
-    # the web view loads only for agentctx web: a launcher
-    from agentctx.web.server import WebError, configured, serve
+    from agentctx.web.server import WebError, configured, serve  # late: 13 ms at CLI start
 
     with open_store() as db:
         project_id = current_project(db, project).id
@@ -50,8 +50,6 @@ def web(
                    f"`ssh -L {running.port}:127.0.0.1:{running.port} {socket.gethostname()}` "
                    f"and open {running.url}")
     if not (no_open or remote or not has_display()):
-        import webbrowser  # only when a browser is opened
-
         webbrowser.open(running.url)
     serve(running)
     typer.echo("agentctx web: stopped")

@@ -135,15 +135,13 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
     without ``merge`` no pair is merged (the judge is not asked), without ``team`` no team file
     is touched.
     """
-
     with exclusive(LOCK_NAME) as mine:
         if not mine:
             return Report(started_at=to_iso(now or clock_now()),
                           skipped="another consolidation is running")
         cfg = cfg or config.Config.load()
         if judge == "auto":
-            # pydantic and the anthropic SDK: loaded only when a model is called
-            from agentctx.consolidate.judge import llm_judge
+            from agentctx.consolidate.judge import llm_judge  # late: pydantic, 40 ms at CLI start
 
             judge = llm_judge(db, cfg)
         return _run(db, project_ids=project_ids, cfg=cfg, embeddings=embeddings, model=model,
@@ -210,7 +208,6 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
 def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
            clock: _Clock, report: Report, progress: Progress) -> bool:
-
     with db.write():
         requeued = vectors.requeue_other_format(db, EMBED_TEXT_FORMAT)
         requeued += vectors.requeue_other_models(db, model.name)
@@ -253,7 +250,6 @@ def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
 def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
     """The real projects of ``scope`` (not the global pseudo-project; one deleted meanwhile is
     passed over)."""
-
     for project_id in _scope_projects(db, scope):
         if project_id == GLOBAL_PROJECT:
             continue
@@ -267,7 +263,6 @@ def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
 def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
                 cfg: config.Config, judge: Judge | None, merge: Merge | None, clock: _Clock,
                 report: Report, progress: Progress) -> bool:
-
     threshold = cfg.get_float("near_duplicate_cosine")
     for project_id in _scope_projects(db, scope):
         if clock.over():
@@ -288,7 +283,6 @@ def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
 
 def _scores(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: datetime,
             clock: _Clock, report: Report, progress: Progress) -> bool:
-
     scored, changed, finished = scores.update(db, scope, threshold=cfg.get_float("prune_score"),
                                               now=now, deadline=clock.over)
     report.scored, report.scores_changed = scored, changed
@@ -352,7 +346,6 @@ def _team_files(db: Store, scope: Sequence[str] | None, team: TeamStep | None, r
 
 def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
              cfg: config.Config, clock: _Clock, report: Report, progress: Progress) -> bool:
-
     prompts = cfg.get_int("recent_prompts")
     for project in _projects(db, scope):
         if clock.over():

@@ -43,10 +43,10 @@ from agentctx.core import config
 from agentctx.core.budget import char_limit, pack, truncate
 from agentctx.core.lean import NamedTuple
 from agentctx.store.db import Store
-from agentctx.store.models import Hit, Project
+from agentctx.store.models import Hit, Project, project_scope
 from agentctx.store.records import by_pks
 from agentctx.store.search import MAX_LIMIT, Query, search
-from agentctx.store.selection import Selection, project_scope
+from agentctx.store.selection import Selection
 from agentctx.store.textproc import query_terms
 
 OPT_OUT = "#noctx"

@@ -113,7 +113,6 @@ def encoder_for(db: Store, model: _Model | None) -> Embedder | None:
 def default_encoder(db: Store, cfg: config.Config | None = None) -> Embedder | None:
     """The configured embedding model when embeddings are on, the model is on disk
     and the store holds vectors made with it; else ``None`` (the scan is keyword-only)."""
-
     try:
         cfg = cfg or config.Config.load()
         if not cfg.get_bool("embeddings"):

@@ -17,7 +17,6 @@ text) is stated by it. Reads only; :func:`record` stores the verdict.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -221,8 +220,3 @@ def record(db: Store, result: Scan) -> None:
     with db.write():
         store_drift.save_scores(db, result.project.id, result.scores)
         digests.mark_stale(db, result.project.id)
-
-
-def units_of(result: Scan, candidate: Candidate) -> Sequence[memfiles.Unit]:
-    """The memory-file units a candidate's superseded text sits in."""
-    return [result.memory.units[i] for i in candidate.units]

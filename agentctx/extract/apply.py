@@ -45,6 +45,7 @@ from typing import Any, NamedTuple, Protocol
 
 from agentctx.core.budget import truncate
 from agentctx.core.redact import redact
+from agentctx.core.words import tokens
 from agentctx.extract.request import ActiveWork, Extraction
 from agentctx.store import graph, records, upkeep
 from agentctx.store.db import Store
@@ -52,7 +53,7 @@ from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord,
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Record
 from agentctx.store.search import Query, search
 from agentctx.store.selection import Selection
-from agentctx.store.textproc import query_terms, tokens
+from agentctx.store.textproc import query_terms
 
 REINFORCE_COSINE = 0.92
 FTS_MIN_RELEVANCE = 0.8

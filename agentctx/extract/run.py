@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agentctx.core import background, budget, config
+from agentctx.core import background, budget, config, logfile
 from agentctx.core.gitinfo import identify
 from agentctx.core.ids import now_iso
 from agentctx.core.redact import redact
@@ -52,7 +52,15 @@ from agentctx.extract.request import (
 )
 from agentctx.extract.transcript import Transcript, TranscriptError, read_transcript
 from agentctx.ml import embedder
-from agentctx.ml.llm import Attempt, Deadline, LLMError, api_key_from_env
+from agentctx.ml.llm import (
+    Attempt,
+    Deadline,
+    LLMError,
+    api_key_from_env,
+    make_client,
+    record,
+    structured_call,
+)
 from agentctx.ml.pricing import CallUsage, load
 from agentctx.store import Store, records, sessions
 from agentctx.store import projects as proj
@@ -111,25 +119,9 @@ class Outcome(NamedTuple):
 
 
 def log(message: str, session_id: str | None = None) -> None:
-    """Append one redacted line to ``<home>/logs/extract.log`` (mode 0600; never raises)."""
-    try:
-        logs = config.ensure_home() / "logs"
-        target = logs / LOG_NAME
-        try:
-            limit = config.Config.load().get_int("log_max_bytes")
-        except config.ConfigError:
-            limit = 1_000_000
-        if target.exists() and target.stat().st_size > limit:
-            os.replace(target, logs / (LOG_NAME + ".1"))
-        who = f" session={session_id}" if session_id else ""
-        line = f"{now_iso()}{who} {' '.join(redact(message).split())}\n"
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    """Append one redacted line to ``<home>/logs/extract.log`` (never raises)."""
+    who = f" session={session_id}" if session_id else ""
+    logfile.append(LOG_NAME, f"{now_iso()}{who} {' '.join(redact(message).split())}")
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -146,6 +138,7 @@ def run(request: Request, *, http_client: httpx2.Client | None = None,
         log(f"failed: {exc}", request.session_id)
         return Outcome("failed", str(exc), request.session_id)
     except Exception as exc:  # the last line of defence: one log line, never a traceback
+
         log(f"failed unexpectedly: {type(exc).__name__}: {exc} "
             f"{traceback.format_exc(limit=3)!r}", request.session_id)
         return Outcome("failed", f"unexpected error: {exc}", request.session_id)
@@ -481,9 +474,6 @@ class _Calls:
 
     def client(self) -> anthropic.Anthropic:
         if self._client is None:
-            # pydantic and the anthropic SDK: loaded only when a model is called
-            from agentctx.ml.llm import make_client
-
             self._client = make_client(self.http_client)
         return self._client
 
@@ -524,9 +514,6 @@ class _Calls:
         return value
 
     def _call(self, user: str) -> tuple[Extraction, list[Attempt]]:
-        # pydantic and the anthropic SDK: loaded only when a model is called
-        from agentctx.ml.llm import structured_call
-
         result = structured_call(self.client(), output_type=Extraction, model=self.model,
                                  system=self.system, user=user, max_tokens=MAX_OUTPUT_TOKENS,
                                  deadline=self.deadline, schema=output_schema())
@@ -537,8 +524,6 @@ class _Calls:
         if self.dry_run:
             self.usd += sum(a.usd for a in attempts)
             return
-        # pydantic and the anthropic SDK: loaded only when a model is called
-        from agentctx.ml.llm import record
 
         self.usd += record(self.db, attempts, purpose=purpose,
                            session_id=self.target.session_id, project_id=self.target.project_id)
@@ -560,7 +545,6 @@ def _price(model: str) -> Any:
 def estimate_usd(tier: tiers.TierPlan, model: str, variable_tokens: int,
                  context_tokens: int = 0, *, cache_warm: bool = False) -> float:
     """Expected USD of a plan's calls (the first call writes the prompt cache unless warm)."""
-
     table = load()
     prefix = budget.estimate_tokens(system_prefix())
     total = 0.0

@@ -73,7 +73,7 @@ def log_problem(event: str, session_id: str, message: str, *,
                 max_bytes: int | None = None) -> None:
     """Append one redacted line to the hook log (:func:`agentctx.core.hooklog.log_problem`);
     never raises."""
-    from agentctx.core import hooklog  # loaded only when there is a problem to log
+    from agentctx.core import hooklog  # late: only a hook with a problem to log writes it
 
     hooklog.log_problem(event, session_id, message, max_bytes=max_bytes)
 

@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import agentctx
 from agentctx.core import config, gitinfo
+from agentctx.install.entries import launch_argv as argv_for
 from agentctx.install.jsonfile import InstallError
 
 SCOPES = ("user", "project")
@@ -46,7 +47,6 @@ def user_claude_json() -> Path:
 
 def project_root(cwd: Path | None = None) -> Path:
     """The project folder of ``cwd``: the top of its git worktree, else the folder itself."""
-
     start = (cwd or Path.cwd()).absolute()
     repo = gitinfo.find_repo(start)
     return Path(repo.worktree) if repo else start
@@ -97,9 +97,6 @@ def user_site_folder() -> str | None:
 
 def launch_argv(python: str | None = None) -> list[str]:
     """How Claude Code starts agentctx: ``python`` (default: this one) in isolated mode."""
-    # agentctx.install.entries imports this module: a cycle
-    from agentctx.install.entries import launch_argv as argv_for
-
     return argv_for(python or find_python(), user_site_folder())
 
 

@@ -25,7 +25,7 @@ from typing import Any, Protocol
 import anyio
 
 from agentctx.core.config import Config
-from agentctx.ml.embedder import query_text
+from agentctx.ml.embedder import load_model, query_text
 from agentctx.store import querymodel
 from agentctx.store.db import Store
 from agentctx.store.hybrid import IndexedVectors, VectorIndex, VectorSide, fingerprint
@@ -59,9 +59,6 @@ def default_model_loader(cfg: Config | None = None) -> ModelLoader:
     """A loader of the configured model; ``None`` when embeddings are off or it is not on disk."""
 
     def load() -> EmbeddingModel | None:
-        # model2vec loads on the worker thread, never at server start
-        from agentctx.ml.embedder import load_model
-
         # Never from the network here: a search must not wait on a download (consolidation and
         # ``agentctx init --download-model`` fetch the model; the next server start uses it).
         model: EmbeddingModel | None = load_model(cfg, allow_download=False)

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from agentctx import drift
 from agentctx.context import injection
-from agentctx.context import project_profile as profile_detection
+from agentctx.context.project_profile import refresh as refresh_profile
 from agentctx.core import budget
 from agentctx.core.ids import normalize_time
 from agentctx.core.redact import redact
@@ -259,9 +260,6 @@ def sync_claudemd(db: Store, where: Where, encoder: Embedder | None = None) -> s
     """``ctx_sync_claudemd``: the proposal ``agentctx sync`` would make, as text; writes nothing
     (no memory file, and not even the drift scores)."""
 
-    # drift loads with the first call that needs it: the server starts fast
-    from agentctx import drift
-
     found = drift.propose(drift.scan_project(db, where.project, Path(where.root),
                                              encoder=encoder, record=False))
     scan = found.scan
@@ -423,11 +421,10 @@ def _profile_records(db: Store, project_id: str) -> list[Record]:
 
 def _refresh_profile(db: Store, project: Project) -> list[Record]:
     """Detect the profile now (first use in a project), then read it back in its stable order."""
-
     if project.paused:
         return []
     try:
-        profile_detection.refresh(db, project)
+        refresh_profile(db, project)
     except OSError:
         return []
     return _profile_records(db, project.id)

@@ -68,7 +68,6 @@ def check_python(version: tuple[int, ...] | None = None) -> Check:
 
 def check_sqlite() -> Check:
     """SQLite version, FTS5 and JSON functions of this interpreter's sqlite3."""
-
     version, fts5, json1 = sqlite_features()
     if not json1:
         return Check("sqlite", FAIL, f"SQLite {version} has no JSON functions",
@@ -172,6 +171,7 @@ def check_vectors(cfg: config.Config) -> Check:
         with Store.open(busy_timeout_ms=1000) as db:
             name, reason = vectors.backend(db)
     except Exception as exc:  # a broken optional backend must not break doctor
+
         fix = ("see the store line" if isinstance(exc, StoreError | sqlite3.Error) else
                "run 'agentctx doctor' again; report it if it persists")
         return Check("vectors", WARN, f"cannot determine the vector backend: {exc}", fix)
@@ -240,7 +240,6 @@ def check_semantic_check(cfg: config.Config) -> Check:
 
 def check_clock() -> Check | None:
     """A line when ``AGENTCTX_NOW`` fixes the clock (or tries to and cannot)."""
-
     raw = os.environ.get(NOW_ENV)
     if not raw:
         return None
@@ -586,7 +585,6 @@ def check_latency(argv: list[str] | None, cwd: Path | None = None,
 def _guarded(name: str, check: Callable[..., Check], *args: Any) -> Check:
     """A check whose failure to run (a damaged or locked store, an unreadable file) is its own
     failing line, so every other check still reports."""
-
     try:
         return check(*args)
     except (StoreError, sqlite3.Error, OSError) as exc:

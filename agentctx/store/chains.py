@@ -12,8 +12,7 @@ from __future__ import annotations
 from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.models import Record
-from agentctx.store.selection import project_scope
+from agentctx.store.models import Record, project_scope
 
 
 class Version(NamedTuple):

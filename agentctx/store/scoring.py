@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 
 from agentctx.core.ids import now as clock_now
 from agentctx.core.lean import NamedTuple
-from agentctx.store.textproc import word_rank
+from agentctx.core.words import word_rank
 
 # Relative weight of each record type in search ranking.
 TYPE_WEIGHT: dict[str, float] = {

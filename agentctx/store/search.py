@@ -33,6 +33,7 @@ from datetime import datetime
 
 from agentctx.core.ids import now as clock_now
 from agentctx.core.lean import NamedTuple
+from agentctx.core.words import TIME_WORDS, tokens, word_rank
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import Hit, Record
@@ -49,22 +50,16 @@ from agentctx.store.scoring import (
 )
 from agentctx.store.selection import Selection
 from agentctx.store.selection import where as selection_where
-from agentctx.store.textproc import fts_phrase, query_terms, tokens, word_rank
+from agentctx.store.textproc import fts_phrase, query_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from typing import Protocol
 
-    from agentctx.store.timewords import TimeWindow
+    from agentctx.core.timewords import TimeWindow
 else:
     Protocol = object
 
-# Words without which a prompt names no time (the time module is imported only with one).
-_TIME_HINTS = frozenset(
-    "yesterday today morning tonight ago back earlier week weeks month months year years recently "
-    "recent lately start beginning outset early kickoff kick first since january february march "
-    "april june july august september october november december jan feb mar apr jun jul aug "
-    "sep sept oct nov dec".split())
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
 # Superseded matches followed to their successors (the strongest ones; the rest rank too low).
@@ -240,7 +235,7 @@ def _words(db: Store, query: Query, now: datetime) -> Words | None:
     intent, phrasing = _intent(query.text)
     span = _time_window(db, query, now)
     if span is not None:
-        from agentctx.store.timewords import phrase_words
+        from agentctx.core.timewords import phrase_words
 
         phrasing = phrasing | phrase_words(span)
     # The words of an intent or time phrase ("last time", "next steps", "two weeks ago") are
@@ -361,7 +356,7 @@ def _dated_candidates(db: Store, query: Query, span: TimeWindow,
 def _time_window(db: Store, query: Query, now: datetime) -> TimeWindow | None:
     """The window of ``valid_from`` dates the query's words point at ("last week"); never for an
     as-of search (its date is explicit) nor one without words that could name a time."""
-    if query.selection.as_of or (_TIME_HINTS.isdisjoint(tokens(query.text))
+    if query.selection.as_of or (TIME_WORDS.isdisjoint(tokens(query.text))
                        and " may" not in query.text.lower()):
         return None
     from agentctx.store import search_time

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from agentctx.core.ids import normalize_time
 from agentctx.core.lean import NamedTuple
-from agentctx.store.models import GLOBAL_PROJECT
+from agentctx.store.models import project_scope
 
 # A record's state in a selection: in force now, replaced, or either.
 STATES: tuple[str, ...] = ("current", "superseded", "all")
@@ -40,7 +40,8 @@ class Selection(NamedTuple):
     scope: str | None = None  # project | global: the records' own scope
 
     def projects(self) -> list[str] | None:
-        """The project ids covered (``None``: every project); see :func:`project_scope`."""
+        """The project ids covered (``None``: every project): the one project scope,
+        :func:`agentctx.store.models.project_scope`."""
         return project_scope(self.project_id, self.include_global)
 
     def narrows(self) -> bool:
@@ -53,16 +54,6 @@ class Selection(NamedTuple):
         """Whether superseded records can be selected (a state other than current, or a
         moment)."""
         return self.state != "current" or self.as_of is not None
-
-
-def project_scope(project_id: str | None, include_global: bool = True) -> list[str] | None:
-    """The project ids a selection over ``project_id`` covers: the project, with the global
-    profile when ``include_global`` (``None``: every project)."""
-    if project_id is None:
-        return None
-    if include_global and project_id != GLOBAL_PROJECT:
-        return [project_id, GLOBAL_PROJECT]
-    return [project_id]
 
 
 def conditions(selection: Selection, alias: str = "", *,

@@ -20,10 +20,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from agentctx.core import config
+from agentctx.core import logfile
 from agentctx.core.gitinfo import find_repo, identify
 from agentctx.core.ids import now_iso
-from agentctx.core.redact import redact
 from agentctx.store import teamstate
 from agentctx.store.db import Store
 from agentctx.store.models import Project
@@ -97,7 +96,6 @@ class SyncResult:
 
 def worktree_of(cwd: str | os.PathLike[str]) -> str | None:
     """The root of the git worktree holding ``cwd`` (``None`` outside git)."""
-
     repo = find_repo(os.fspath(cwd))
     return None if repo is None else repo.worktree
 
@@ -110,9 +108,10 @@ def file_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Pat
 
 def root_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Path:
     """The worktree whose team file :func:`file_for` names (the file must stay inside it)."""
-    worktree = worktree_of(cwd) if cwd is not None else None
-    if worktree is not None and identify(worktree).id == project.id:
-        return Path(worktree)
+    if cwd is not None:
+        worktree = worktree_of(cwd)
+        if worktree is not None and identify(worktree).id == project.id:
+            return Path(worktree)
     return Path(project.root)
 
 
@@ -258,13 +257,7 @@ def guard_of(path: Path) -> Path | None:
 
 
 def _log(message: str) -> None:
-    try:
-        logs = config.ensure_home() / "logs"
-        fd = os.open(logs / "team.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with open(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()} {redact(message)}\n")
-    except OSError:
-        pass
+    logfile.append("team.log", f"{now_iso()} {message}")
 
 
 def turn_on(db: Store, project: Project, cwd: str | os.PathLike[str]) -> SyncResult:

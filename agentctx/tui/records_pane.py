@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from agentctx.core.ids import parse_time
+from agentctx.store import details as store_details
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import NotFound
@@ -28,6 +29,7 @@ from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize, plural
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.listing import Filters
+from agentctx.tui.messages import ShowChain
 from agentctx.tui.pane import PaneTitle
 from agentctx.tui.widgets.table import Column, PlainTable
 
@@ -286,7 +288,7 @@ class RecordsPane(RecordEditing):
     async def run_search(self, text: str, query: Query) -> None:
         """Search on the reader thread's connection (the one search entry, with the query
         side file's vectors, as the CLI and the web view search); show the hits here."""
-        from agentctx.ops import find  # the search entry loads with the first search
+        from agentctx.ops import find  # late: the search entry (hybrid, vectors) on first use
 
         def look(db: Store) -> find.Found:
             return find.search(db, query, find.stored_vectors(db), substrings=True)
@@ -346,8 +348,7 @@ class RecordsPane(RecordEditing):
         record = self.highlighted()
         if record is None:
             return
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.detail import DetailPanel
+        from agentctx.tui.detail import DetailPanel  # late: markdown, 35 ms
 
         if not self.query(DetailPanel):
             await self.query_one("#records-body").mount(DetailPanel(id="detail"))
@@ -363,11 +364,7 @@ class RecordsPane(RecordEditing):
         self.screen.set_focus(panel)
 
     def _show_detail(self, panel: DetailPanel, record_id: str) -> None:
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.store import details as store_details
-
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.detail import linked_ids
+        from agentctx.tui.detail import linked_ids  # late: markdown, 35 ms
 
         db = self.state.db
         item = store_details.detail(db, record_id)
@@ -394,12 +391,9 @@ class RecordsPane(RecordEditing):
 
     def on_detail_panel_chain_wanted(self, event: Message) -> None:
         event.stop()
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.detail import DetailPanel
+        from agentctx.tui.detail import DetailPanel  # late: markdown, 35 ms
 
         assert isinstance(event, DetailPanel.ChainWanted)
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.messages import ShowChain
 
         self.post_message(ShowChain(event.record_id))
 
@@ -412,8 +406,7 @@ class RecordsPane(RecordEditing):
 
     def action_filter(self) -> None:
         """Open the filter form."""
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.widgets.filters import FilterScreen
+        from agentctx.tui.widgets.filters import FilterScreen  # late: 4 ms, on f
 
         def done(chosen: Filters | None) -> None:
             if chosen is not None:
@@ -423,8 +416,7 @@ class RecordsPane(RecordEditing):
 
     def action_as_of(self) -> None:
         """Ask for a date; the table then lists what was in force at it (empty: now)."""
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.widgets.ask import AskScreen
+        from agentctx.tui.widgets.ask import AskScreen  # late: on first use
 
         def done(answer: str | None) -> None:
             if answer is not None:
@@ -451,9 +443,6 @@ class RecordsPane(RecordEditing):
         """Open the chains pane on the highlighted record's chain."""
         record = self.highlighted()
         if record is not None:
-            # loaded when it first opens: the TUI starts with the first pane only
-            from agentctx.tui.messages import ShowChain
-
             self.post_message(ShowChain(record.id))
 
     def action_copy_id(self) -> None:
@@ -490,8 +479,7 @@ class RecordsPane(RecordEditing):
 
     def action_merge(self) -> None:
         """``m``: the near-duplicate pairs consolidation found, side by side."""
-        # loaded when it first opens: the TUI starts with the first pane only
-        from agentctx.tui.widgets.merge import MergeScreen
+        from agentctx.tui.widgets.merge import MergeScreen  # late: on first use
 
         project = self.state.project
         if project is None:
