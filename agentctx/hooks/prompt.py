@@ -5,7 +5,11 @@ What to inject is the per-prompt judgement, :func:`agentctx.context.judgement.de
 left out, each candidate's probability of answering the prompt, nothing unless the likeliest one
 reaches ``prompt_pointer_confidence``, then at most ``prompt_records`` (≤ 3) records — in full
 from ``prompt_full_confidence``, else as one-line pointers — within ``prompt_tokens`` (≤ 2,000)
-tokens and ``injection_chars`` (≤ 8,000) characters. This hook does the accounting: each
+tokens and ``injection_chars`` (≤ 8,000) characters. The paths the picked records name are
+checked in the session's worktree (a record whose paths are all gone is marked and comes last),
+and a record a memory file Claude Code loads already states is then left out
+(:func:`agentctx.context.stated.leave_out`: one line says so when something else is still
+injected; the receipt names it). This hook does the accounting: each
 injection leaves a receipt (the prompt's first 80 characters, redacted, and each record's
 relevance, matched words and whether it was a pointer), counts one access per record shown in
 full and marks those injected (a pointer may still come in full later), and the prompt —
@@ -17,7 +21,7 @@ it).
 
 from __future__ import annotations
 
-from agentctx.context import judgement
+from agentctx.context import judgement, stated
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.ids import now_iso
 from agentctx.hooks.event import HookContext
@@ -39,8 +43,16 @@ def handle(ctx: HookContext) -> str | None:
         return None
     session_id = ctx.session_id
     cfg = ctx.cfg
-    decision = judgement.decide(db, project.id, project.name, prompt, judgement.settings(cfg),
-                                seen=sessions.seen(db, session_id))
+    knobs = judgement.settings(cfg)
+    worktree = ctx.resolved().worktree
+    decision = judgement.decide(db, project.id, project.name, prompt, knobs,
+                                seen=sessions.seen(db, session_id), root=worktree)
+    left: list[tuple[str, str]] = []
+    if decision.shown:
+        kept = stated.leave_out(decision, stated.load(db, project.id, worktree), project.name,
+                                knobs, judgement.short_ids(db, decision.shown))
+        decision = kept.decision
+        left = [(hit.record.id, where) for hit, where in kept.left]
     text, full, shown = decision.text, decision.injected, decision.shown
     keep = cfg.get_int("recent_prompts") if prompt.strip() else 0
     redacted = ""
@@ -60,7 +72,8 @@ def handle(ctx: HookContext) -> str | None:
                                  scores=[h.relevance for h in shown],
                                  tokens=estimate_tokens(text), chars=len(text),
                                  prompt=redacted, matched=[h.matched for h in shown],
-                                 pointers=[h.record.id for h in decision.pointers])
+                                 pointers=[h.record.id for h in decision.pointers],
+                                 left_out=left)
             ids = [h.record.id for h in full]
             sessions.mark_seen(db, session_id, ids)
             records.touch(db, ids)

@@ -1,12 +1,17 @@
 """SessionStart (Tier 1): inject the project's digest, on every source.
 
-The digest is served pre-computed when no record changed since it was built, else built inline
-(:func:`agentctx.context.digest.serve`), with the worktree's last handover added. It is injected
-again on
-``resume``, ``compact``, ``clear`` and ``fork`` (SessionStart is the reliable place after a resume).
-A second firing with the same (session, source) within ``resume_dedup_seconds`` injects the same
-text but records no second receipt. After ``compact`` and ``clear`` the context is gone, so the
-session's set of already-injected records is reset before the digest's records are added to it.
+The digest is served pre-computed when no record changed since it was built (and what it was
+built on still holds: the folder, the memory files' coverage, the paths it checked), else built
+inline (:func:`agentctx.context.digest.serve`), with the worktree's last handover added. It is
+injected again on ``resume``, ``compact``, ``clear`` and ``fork`` (SessionStart is the reliable
+place after a resume). A second firing with the same (session, source) within
+``resume_dedup_seconds`` injects the same text but records no second receipt. After ``compact``
+and ``clear`` the context is gone, so the session's set of already-injected records is reset
+before the digest's records are added to it. A ``fork`` is a new session holding a copy of
+another's conversation: the records agentctx injected into that conversation (read from the
+fork's transcript, :func:`forked_ids`) join the new session's set, so the per-prompt hook does
+not inject them again. The receipt names the records left out because a memory file Claude Code
+loads already states them.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from agentctx.store.errors import StoreLocked
 
 EVENT = "SessionStart"
 RESET_SOURCES = ("compact", "clear")
+FORK_SOURCE = "fork"
+# A forked transcript is read up to this many bytes for the records injected into it.
+FORK_READ_MAX = 16 << 20
 
 
 def handle(ctx: HookContext) -> str | None:
@@ -47,11 +55,14 @@ def handle(ctx: HookContext) -> str | None:
                         transcript_path=ctx.transcript_path)
         if source in RESET_SOURCES:
             sessions.reset_seen(db, session_id)
+        if source == FORK_SOURCE and ctx.transcript_path:
+            sessions.mark_seen(db, session_id, forked_ids(db, ctx.transcript_path))
         if served.text:
             if not _just_recorded(ctx, source):
                 sessions.add_receipt(db, session_id=session_id, project_id=project.id,
                                      event=EVENT, source=source, record_ids=served.record_ids,
-                                     scores=(), tokens=served.tokens, chars=len(served.text))
+                                     scores=(), tokens=served.tokens, chars=len(served.text),
+                                     left_out=served.left_out)
             sessions.mark_seen(db, session_id, served.record_ids)
     _catch_up_team_file(ctx, project.id, resolved.worktree)
     return served.text or None
@@ -94,6 +105,46 @@ def team_file_stale(db: Store, project_id: str, worktree: str) -> bool:
 def team_file_of(worktree: str) -> str:
     """The path of a worktree's team file (``agentctx.team.file_for`` without its imports)."""
     return os.path.join(worktree, ".agentctx", "context.md")
+
+
+def forked_ids(db: Store, transcript_path: str) -> list[str]:
+    """The records agentctx injected into the conversation a forked session copied: the ids of
+    the entries in the transcript's hook context lines (read without blocking, at most
+    :data:`FORK_READ_MAX` bytes; a problem gives what was found so far)."""
+    from agentctx.context.injection import ids_in
+
+    shown: dict[str, None] = {}
+    try:
+        with safeio.open_stream(transcript_path) as handle:
+            read = 0
+            while read < FORK_READ_MAX:
+                line, consumed, _ended = safeio.read_line(handle, FORK_READ_MAX - read)
+                if not consumed:
+                    break
+                read += consumed
+                if line is None or b"agentctx-context" not in line or \
+                        b"hook_additional_context" not in line:
+                    continue
+                for text in _contexts(line):
+                    shown.update(dict.fromkeys(ids_in(text)))
+    except OSError:
+        pass
+    return records.resolve_many(db, list(shown))
+
+
+def _contexts(line: bytes) -> list[str]:
+    """The texts of a transcript line's ``hook_additional_context`` attachment."""
+    import json
+
+    try:
+        entry = json.loads(line)
+    except ValueError:
+        return []
+    attachment = entry.get("attachment") if isinstance(entry, dict) else None
+    content = attachment.get("content") if isinstance(attachment, dict) else None
+    if isinstance(content, str):
+        return [content]
+    return [c for c in content if isinstance(c, str)] if isinstance(content, list) else []
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:

@@ -17,6 +17,7 @@ SCOPES: tuple[str, ...] = ("project", "global")
 CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
 SOURCES: tuple[str, ...] = (
     "llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "detection",
+    "claude-memory",
 )
 GLOBAL_PROJECT = "global"
 
@@ -143,6 +144,8 @@ class Receipt(NamedTuple):
     prompt: str | None = None  # the prompt's first characters, redacted (per-prompt injections)
     matched: tuple[tuple[str, ...], ...] = ()  # per record: the prompt words it matched
     pointers: tuple[str, ...] = ()  # the records shown as one-line pointers, not in full
+    # (record id, file): left out because a memory file Claude Code loads already states them
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def items(self) -> tuple[ReceiptItem, ...]:
