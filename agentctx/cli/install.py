@@ -47,6 +47,9 @@ def init(
     team_file: bool = typer.Option(False, "--team",
                                    help="Also keep .agentctx/context.md for this folder's "
                                         "project (a git repository)."),
+    claude_memory: bool = typer.Option(False, "--claude-memory",
+                                       help="Also import this project's Claude Code auto "
+                                            "memory (read only; offered in a terminal)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
     from agentctx.install import apply_init, plan_init, preflight
@@ -66,6 +69,8 @@ def init(
             _team_on()
         if download_model:
             _download_model()
+        if not dry_run:
+            _offer_memory_import(claude_memory)
         return
     try:
         plan = plan_init(scope)
@@ -106,6 +111,40 @@ def init(
         _team_on()
     if download_model:
         _download_model()
+    _offer_memory_import(claude_memory)
+
+
+def _offer_memory_import(asked: bool) -> None:
+    """Offer to import this folder's project's Claude Code auto memory (``--claude-memory``
+    imports it without asking; without a terminal, one line says how)."""
+    from agentctx.core import gitinfo
+    from agentctx.drift import automemory
+    from agentctx.team import claude_memory
+
+    root = gitinfo.identify(os.getcwd()).root
+    found = claude_memory.items(automemory.state(root).folder)
+    if not found:
+        return
+    if not asked:
+        question = (f"Claude Code's auto memory for this project holds {len(found)} memories; "
+                    "import them into agentctx (read only)?")
+        if not _interactive():
+            typer.echo(f"note: {question.split(';')[0]}: 'agentctx import --claude-memory' "
+                       "imports them (read only)")
+            return
+        if not typer.confirm(question, default=True):
+            return
+    from agentctx.cli.common import keep_team_file
+    from agentctx.store import Store
+    from agentctx.store import projects as proj
+
+    with Store.open() as db:
+        project = proj.resolve(db, os.getcwd()).project
+        report = claude_memory.import_memory(db, project)
+        if report.added or report.superseded or report.reinforced:
+            keep_team_file(db, project)
+    for line in claude_memory.describe(report):
+        typer.echo(line)
 
 
 def _team_on() -> None:

@@ -1,4 +1,5 @@
-"""Team commands: ``team on|off|status|sync`` and ``import`` (team files and backups)."""
+"""Team commands: ``team on|off|status|sync`` and ``import`` (team files, backups and Claude
+Code's auto memory)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from agentctx.cli.common import (
     ProjectOption,
     current_project,
     fail,
+    keep_team_file,
     open_store,
     print_json,
 )
@@ -143,10 +145,20 @@ def import_cmd(
                                        "default: this worktree's .agentctx/context.md."),
     fmt: str | None = typer.Option(None, "--format",
                                    help="md, json or jsonl (default: from the extension)."),
+    claude_memory: bool = typer.Option(False, "--claude-memory",
+                                       help="Import the project's Claude Code auto memory "
+                                            "(~/.claude/projects/<project>/memory/; read only)."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
-    """Read a team file (into the current project) or a backup (into the store)."""
+    """Read a team file (into the current project), a backup (into the store), or Claude
+    Code's auto memory (--claude-memory)."""
+    if claude_memory:
+        if path is not None or fmt is not None:
+            fail("--claude-memory reads the project's auto memory folder: give no file or "
+                 "--format with it")
+        _import_claude_memory(project, json_out)
+        return
     guard: Path | None
     if path is None:
         with open_store() as db:
@@ -202,6 +214,23 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
             typer.echo(f"  {len(report.skipped_forgotten)} records forgotten here were not "
                        "imported again")
     if report.conflicts or report.errors:
+        raise typer.Exit(1)
+
+
+def _import_claude_memory(project: str | None, json_out: bool) -> None:
+    from agentctx.team import claude_memory
+
+    with open_store() as db:
+        target = _project_here(db, project)
+        report = claude_memory.import_memory(db, target)
+        if report.added or report.superseded or report.reinforced:
+            keep_team_file(db, target)
+    if json_out:
+        print_json({"project": target.id, **report.as_dict()})
+    else:
+        for line in claude_memory.describe(report):
+            typer.echo(line)
+    if report.problems:
         raise typer.Exit(1)
 
 

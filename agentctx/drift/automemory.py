@@ -160,7 +160,3 @@ def topics(folder: Path) -> list[Topic]:
                            body.strip(), text))
     return found
 
-
-def size(folder: Path) -> tuple[int, int]:
-    """``(characters Claude Code loads of MEMORY.md every session, topic files)``."""
-    return len(index_head(folder)), len(topics(folder))
