@@ -62,6 +62,8 @@ def _register() -> None:
     web.register(app)
     from agentctx.cli import why
     why.register(app)
+    from agentctx.cli import verify
+    verify.register(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:

@@ -23,6 +23,7 @@ from agentctx.cli.common import (
 )
 from agentctx.core import config
 from agentctx.store import projects as proj
+from agentctx.store import records as rec
 from agentctx.store import stats
 from agentctx.store.db import Store
 from agentctx.store.models import Project
@@ -39,6 +40,7 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
     """``agentctx status --json``: the store's overview of the project, as JSON-ready data."""
     cfg = config.Config.load()
     view = stats.overview(db, project, prune_after_days=cfg.get_int("prune_after_days"))
+    shorts = rec.short_ids(db, [record.id for record, _ in view.possibly_stale])
     cost = view.extraction
     return {
         "version": __version__,
@@ -55,6 +57,9 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
         "sessions": [s._asdict() for s in view.sessions],
         "merge_candidates": view.merge_candidates,
         "prune_candidates": view.prune_candidates,
+        "possibly_stale": [{"id": record.id, "short_id": shorts[record.id],
+                            "title": record.title, "gone": list(state.gone)}
+                           for record, state in view.possibly_stale],
     }
 
 
@@ -125,6 +130,15 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
             echo(f"{label} ({len(items)})")
             for item in items[:10]:
                 echo(f"  {item}")
+    stale = data["possibly_stale"]
+    if stale:
+        from agentctx.context.injection import gone_note  # late: only with something to show
+
+        echo("")
+        echo(f"possibly stale ({len(stale)}): every path they name is gone — 'agentctx verify' "
+             "resolves them")
+        for item in stale[:10]:
+            echo(f"  {item['short_id']:<10}  {item['title']}{gone_note(item['gone'])}")
 
 
 # ----------------------------------------------------------------------------------- projects

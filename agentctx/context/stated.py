@@ -37,9 +37,9 @@ def fingerprint(record: Record) -> str:
 
 def _unchanged(entry: Sequence[object]) -> bool:
     """Whether one measured entry (a file's size and mtime, an environment value) still holds."""
-    if len(entry) == 3 and entry[0] == "e":
+    if len(entry) >= 3 and entry[0] == "e":
         return os.environ.get(str(entry[1]), "") == entry[2]
-    if len(entry) != 4 or entry[0] != "f":
+    if len(entry) < 4 or entry[0] != "f":
         return False
     size, mtime = entry[2], entry[3]
     try:
@@ -69,14 +69,25 @@ NOTHING = Stated({})
 
 
 def load(db: Store, project_id: str, folder: str) -> Stated:
-    """What ``folder``'s memory files state, when the measurement still holds (one query and a
-    ``stat`` per file); :data:`NOTHING` otherwise."""
+    """What ``folder``'s memory files state, as far as the measurement still holds (one query
+    and a ``stat`` per file): :data:`NOTHING` when a file every statement depends on changed
+    (CLAUDE.md and what decides whether AGENTS.md is read), without the statements of a file
+    whose own entries changed (MEMORY.md: its text, the settings and the switch that turn auto
+    memory on or off)."""
     measured = store_stated.load(db, project_id, folder)
     if measured is None or not measured.stated:
         return NOTHING
-    if not all(_unchanged(entry) for entry in measured.files):
-        return NOTHING
-    return Stated(measured.stated, measured.computed_at)
+    changed: set[str] = set()
+    for entry in measured.files:
+        if not _unchanged(entry):
+            tag = str(entry[-1]) if len(entry) in (4 if entry[0] == "e" else 5,) else ""
+            if not tag:
+                return NOTHING
+            changed.add(tag)
+    if not changed:
+        return Stated(measured.stated, measured.computed_at)
+    kept = {rid: value for rid, value in measured.stated.items() if value[0] not in changed}
+    return Stated(kept, measured.computed_at + " without " + ", ".join(sorted(changed)))
 
 
 def split(records: Iterable[Record], stated: Stated) -> tuple[list[Record],

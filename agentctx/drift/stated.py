@@ -70,11 +70,13 @@ def loaded(root: Path, project_root: Path) -> tuple[Memory, list[list[object]]]:
     signatures = [_signature(p) for p in probes]
     signatures += [_signature(f.path) for f in files if f.path not in probes]
     auto = automemory.state(project_root)
-    signatures.append(["e", automemory.DISABLE_ENV, os.environ.get(automemory.DISABLE_ENV, "")])
-    signatures += [_signature(p) for p in automemory.settings_files(project_root)]
+    index_name = automemory.INDEX_NAME  # these entries decide about MEMORY.md's statements only
+    signatures.append(["e", automemory.DISABLE_ENV, os.environ.get(automemory.DISABLE_ENV, ""),
+                       index_name])
+    signatures += [[*_signature(p), index_name] for p in automemory.settings_files(project_root)]
     if auto.enabled:
         index = auto.folder / automemory.INDEX_NAME
-        signatures.append(_signature(index))
+        signatures.append([*_signature(index), index_name])
         head = automemory.index_head(auto.folder)
         if head.strip():
             files.append(MemoryFile(index, automemory.INDEX_NAME, head, False, None, 0))

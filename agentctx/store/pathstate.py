@@ -114,8 +114,14 @@ def keep(db: Store, record_id: str) -> PathState | None:
     """Accept a record as still true although its paths are gone (``agentctx verify --keep``):
     it is not flagged again while the same paths are gone. Returns the new state (``None`` when
     the record names no path)."""
+    from agentctx.store import digests
+
     with db.write():
         db.execute("UPDATE record_paths SET kept = gone WHERE record_id = ?", (record_id,))
+        project = db.scalar("SELECT project_id FROM record_paths WHERE record_id = ?",
+                            (record_id,))
+        if project is not None:  # the digest marked it: built again without the mark
+            digests.mark_stale(db, str(project))
         row = db.one("SELECT record_id, paths, gone, kept, checked_at FROM record_paths "
                      "WHERE record_id = ?", (record_id,))
     return _state(row) if row is not None else None

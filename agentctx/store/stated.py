@@ -7,9 +7,10 @@ the auto memory switch's value) — so SessionStart and the per-prompt hook chec
 ``stat`` calls (:mod:`agentctx.context.stated`) instead of reading anything.
 
 ``files`` entries are ``["f", path, size, mtime_ns]`` (size ``-1``: the file did not exist,
-``-2``: a folder) and ``["e", name, value]`` (an environment variable); ``stated`` maps a record
-id to ``[the file that states it, the record's fingerprint]`` (its last change), so an edited
-record is no longer taken as stated.
+``-2``: a folder) and ``["e", name, value]`` (an environment variable), each optionally followed
+by the name of the one memory file it decides about (``MEMORY.md``: its text, the settings and
+the switch of auto memory); ``stated`` maps a record id to ``[the file that states it, the
+record's fingerprint]`` (its last change), so an edited record is no longer taken as stated.
 """
 
 from __future__ import annotations
