@@ -66,7 +66,7 @@ def preview(
     pointer — and why each candidate was or was not (probability, relevance, matched words,
     cosine, already in CLAUDE.md, paths gone). Injects and records nothing."""
     from agentctx import drift
-    from agentctx.context import judgement, stated
+    from agentctx.context import already, judgement
     from agentctx.store import records as rec
     from agentctx.store import sessions
 
@@ -83,13 +83,9 @@ def preview(
                 fail(f"no session {session!r} in the store (see 'agentctx status')")
             seen = sessions.seen(db, session) if session else frozenset()
             root = str(drift.project_folder(db, target, os.getcwd()))
-            decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen,
-                                        root=root)
-            if decision.shown:  # as the hook does: what a memory file states is left out
-                kept = stated.leave_out(decision, stated.load(db, target.id, root), target.name,
-                                        knobs, judgement.short_ids(db, decision.shown))
-                decision = kept.decision
-                left = {hit.record.id: where for hit, where in kept.left}
+            outcome = already.decide(db, target, prompt, knobs, root, seen=seen)
+            decision = outcome.decision
+            left = {hit.record.id: where for hit, where in outcome.left}
         semantic = judgement.semantic_check_state(db, knobs)
         listed = _listed(decision.verdicts, limit)
         shorts = rec.short_ids(db, [v.hit.record.id for v in listed])

@@ -6,10 +6,10 @@ Sections, in this order:
    the commands (``profile`` records).
 2. **Decisions**, then **Conventions** — the project's current ones, chosen in one ranked order
    (pinned first, …) and shown grouped by type. Those the memory files Claude Code loads already
-   state (:mod:`agentctx.context.stated`: CLAUDE.md and its imports, AGENTS.md where it is the
+   state (:mod:`agentctx.context.already`: CLAUDE.md and its imports, AGENTS.md where it is the
    one read, MEMORY.md's head) are left out, with one line per file saying how many ("3
    decisions are left out: CLAUDE.md already states them."). A record whose named paths are all
-   gone (:mod:`agentctx.context.verify`) comes last, marked ``(harbor/billing/ no longer
+   gone (:mod:`agentctx.context.pathcheck`) comes last, marked ``(harbor/billing/ no longer
    exists)``.
 3. **Last handover for this worktree** — added at serve time (the stored digest is per project,
    worktrees share it), from the current ``handover`` record keyed ``worktree:<path>``.
@@ -61,8 +61,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
-from agentctx.context import injection, verify
-from agentctx.context import stated as memory_stated
+from agentctx.context import already as memory_stated
+from agentctx.context import injection, pathcheck
 from agentctx.core import config
 from agentctx.core.budget import char_limit, estimate_tokens, pack, truncate
 from agentctx.core.ids import now as clock_now
@@ -347,7 +347,7 @@ def _built(text: str, shown: Mapping[str, str], profile_ids: Sequence[str],
 
 def build(db: Store, project: Project, *, rank: Rank | None = None,
           cfg: config.Config | None = None, folder: str | None = None,
-          check_budget: int = verify.MAX_CHECKS) -> Built:
+          check_budget: int = pathcheck.MAX_CHECKS) -> Built:
     """The project's digest as seen from ``folder`` without the handover (see the module
     docstring); at most ``check_budget`` ``stat`` calls check the paths its records name."""
     cfg = cfg or config.Config.load()
@@ -393,8 +393,8 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     candidates, left = memory_stated.split(decision_records, stated)
     notes = memory_stated.notes(left)
     room -= _size(notes) + (len(HEADERS[DECISIONS]) + 1 if notes else 0)
-    paths, kept_paths = verify.named(db, folder, candidates)
-    gone = verify.check_many(folder, paths, kept_paths, budget=check_budget)
+    paths, kept_paths = pathcheck.named(db, folder, candidates)
+    gone = pathcheck.check_many(folder, paths, kept_paths, budget=check_budget)
     candidates = ([r for r in candidates if r.id not in gone]
                   + [r for r in candidates if r.id in gone])  # ranked down
     changed = _recent_changes(db, candidates[:4 * SHORT_BATCH])
@@ -428,7 +428,7 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
 
 
 def refresh(db: Store, project: Project, *, rank: Rank | None = None, builder: str = "inline",
-            cfg: config.Config | None = None, check_budget: int = verify.MAX_CHECKS) -> Built:
+            cfg: config.Config | None = None, check_budget: int = pathcheck.MAX_CHECKS) -> Built:
     """Build the project's digest and store it (see the module docstring)."""
     counter = db.change_counter()
     built = build(db, project, rank=rank, cfg=cfg, check_budget=check_budget)
@@ -455,7 +455,7 @@ def _handover_items(db: Store, project: Project, worktree: str,
     if record is None:
         return [], None
     short = records.short_ids(db, [record.id])[record.id]
-    gone = verify.check(db, worktree, [record]).get(record.id, [])
+    gone = pathcheck.check(db, worktree, [record]).get(record.id, [])
     room = max_chars - len(HEADERS[HANDOVER]) - 2
     entry = truncate(injection.item_block(record, short=short, kind=False, since=True, gone=gone),
                      room, f" … ctx_get {short}")
@@ -487,7 +487,7 @@ def holds(stored: digests.Digest, db: Store, project: Project, worktree: str) ->
     if not isinstance(checks, list) or not isinstance(kept, dict) or \
             not isinstance(was_gone, list):
         return False
-    budget = verify.MAX_CHECKS  # the records shown first: those beyond it are taken as before
+    budget = pathcheck.MAX_CHECKS  # the records shown first: those beyond it are taken as before
     for item in checks:
         if not (isinstance(item, list) and len(item) == 2 and isinstance(item[1], list)):
             return False
@@ -495,7 +495,8 @@ def holds(stored: digests.Digest, db: Store, project: Project, worktree: str) ->
         if len(paths) > budget:
             break
         budget -= len(paths)
-        if bool(verify.all_gone(worktree, paths, kept.get(record_id))) != (record_id in was_gone):
+        now_gone = bool(pathcheck.all_gone(worktree, paths, kept.get(record_id)))
+        if now_gone != (record_id in was_gone):
             return False
     return True
 

@@ -163,7 +163,7 @@ def decide(db: Store, project_id: str, project_name: str, prompt: str, knobs: Se
     """The per-prompt decision: :func:`judge`, then :func:`compose` of what it picked.
 
     With ``root`` (the project folder the session works in), the paths the picked records name
-    are checked there (:mod:`agentctx.context.verify`): a record whose paths are all gone comes
+    are checked there (:mod:`agentctx.context.pathcheck`): a record whose paths are all gone comes
     after the others, marked.
     """
     if prompt.strip() and prompt_kind.kind(prompt) == prompt_kind.CHAT:
@@ -172,9 +172,9 @@ def decide(db: Store, project_id: str, project_name: str, prompt: str, knobs: Se
     picked = [v.hit for v in verdicts if v.outcome in (INJECT, POINTER)]
     gone: dict[str, list[str]] = {}
     if root is not None and picked:
-        from agentctx.context import verify
+        from agentctx.context import pathcheck
 
-        gone = verify.check(db, root, [h.record for h in picked])
+        gone = pathcheck.check(db, root, [h.record for h in picked])
     full_hits = [v.hit for v in verdicts if v.outcome == INJECT]
     full_hits.sort(key=lambda h: h.record.id in gone)  # stable: the others keep their order
     text, full, pointers = compose(

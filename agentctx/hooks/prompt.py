@@ -8,7 +8,7 @@ from ``prompt_full_confidence``, else as one-line pointers — within ``prompt_t
 tokens and ``injection_chars`` (≤ 8,000) characters. The paths the picked records name are
 checked in the session's worktree (a record whose paths are all gone is marked and comes last),
 and a record a memory file Claude Code loads already states is then left out
-(:func:`agentctx.context.stated.leave_out`: one line says so when something else is still
+(:func:`agentctx.context.already.leave_out`: one line says so when something else is still
 injected; the receipt names it). This hook does the accounting: each
 injection leaves a receipt (the prompt's first 80 characters, redacted, and each record's
 relevance, matched words and whether it was a pointer), counts one access per record shown in
@@ -21,7 +21,7 @@ it).
 
 from __future__ import annotations
 
-from agentctx.context import judgement, stated
+from agentctx.context import already, judgement
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.ids import now_iso
 from agentctx.hooks.event import HookContext
@@ -44,15 +44,10 @@ def handle(ctx: HookContext) -> str | None:
     session_id = ctx.session_id
     cfg = ctx.cfg
     knobs = judgement.settings(cfg)
-    worktree = ctx.resolved().worktree
-    decision = judgement.decide(db, project.id, project.name, prompt, knobs,
-                                seen=sessions.seen(db, session_id), root=worktree)
-    left: list[tuple[str, str]] = []
-    if decision.shown:
-        kept = stated.leave_out(decision, stated.load(db, project.id, worktree), project.name,
-                                knobs, judgement.short_ids(db, decision.shown))
-        decision = kept.decision
-        left = [(hit.record.id, where) for hit, where in kept.left]
+    outcome = already.decide(db, project, prompt, knobs, ctx.resolved().worktree,
+                             seen=sessions.seen(db, session_id))
+    decision = outcome.decision
+    left = [(hit.record.id, where) for hit, where in outcome.left]
     text, full, shown = decision.text, decision.injected, decision.shown
     keep = cfg.get_int("recent_prompts") if prompt.strip() else 0
     redacted = ""

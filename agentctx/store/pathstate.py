@@ -1,8 +1,8 @@
 """The paths each current record names, which were gone at the last check, and what to keep.
 
 Consolidation (and ``agentctx verify``) checks every current record's paths
-(:mod:`agentctx.context.verify`) and saves the outcome here; ``status``, the TUI, the web view and
-``agentctx verify`` list the **possibly stale** records from it — those naming at least one path
+(:mod:`agentctx.context.pathcheck`) and saves the outcome here; ``status``, the TUI, the web view
+and ``agentctx verify`` list the **possibly stale** records from it — those naming at least one path
 where every one of them is gone — without touching the disk. ``kept`` is what ``agentctx verify
 --keep`` accepted: a record is not flagged again while the same paths are gone.
 """

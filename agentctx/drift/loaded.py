@@ -7,8 +7,8 @@ reads it instead); and the head of the project's auto memory index, ``MEMORY.md`
 lines), while auto memory is on (:mod:`agentctx.drift.automemory`). They are measured against
 the project's current decisions, conventions and discoveries with the drift scan's own coverage
 (:func:`agentctx.drift.scanner.scan`: a record is stated where the scan finds it present), and
-the outcome is stored with each file's size and mtime (:mod:`agentctx.store.stated`) for the
-hooks to check with a ``stat`` (:mod:`agentctx.context.stated`).
+the outcome is stored with each file's size and mtime (:mod:`agentctx.store.memcoverage`) for the
+hooks to check with a ``stat`` (:mod:`agentctx.context.already`).
 
 Consolidation measures every project's root and its most recently used worktrees; ``agentctx
 sync`` measures the folder it runs in. Nothing here writes a memory file.
@@ -20,12 +20,12 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx.context.stated import fingerprint
+from agentctx.context.already import fingerprint
 from agentctx.drift import automemory, memfiles, scanner
 from agentctx.drift.coverage import Embedder
 from agentctx.drift.memfiles import Memory, MemoryFile, Unit
+from agentctx.store import memcoverage as store_stated
 from agentctx.store import records as rec
-from agentctx.store import stated as store_stated
 from agentctx.store.db import Store
 from agentctx.store.models import Project, Record
 

@@ -1,10 +1,10 @@
 """What the memory files Claude Code loads already state, per project folder (precomputed).
 
-The drift scan's coverage (:mod:`agentctx.drift.stated`) finds which current records
+The drift scan's coverage (:mod:`agentctx.drift.loaded`) finds which current records
 ``CLAUDE.md`` and its imports, ``AGENTS.md`` where it is the one read, and ``MEMORY.md``'s head
 already state; it is stored here with what it was measured on — each file's size and mtime (and
 the auto memory switch's value) — so SessionStart and the per-prompt hook check it with a few
-``stat`` calls (:mod:`agentctx.context.stated`) instead of reading anything.
+``stat`` calls (:mod:`agentctx.context.already`) instead of reading anything.
 
 ``files`` entries are ``["f", path, size, mtime_ns]`` (size ``-1``: the file did not exist,
 ``-2``: a folder) and ``["e", name, value]`` (an environment variable), each optionally followed

@@ -2,11 +2,11 @@
 ``MEMORY.md``'s head already state is left out of what agentctx injects.
 
 Which records those files state is measured offline, with the drift scan's own coverage
-(:mod:`agentctx.drift.stated`, at consolidation and ``agentctx sync``), and stored per project
-folder with each file's size and mtime (:mod:`agentctx.store.stated`). Here, on the hook path, it
-is only checked: :func:`load` re-``stat``\\ s the files it was measured on and gives it back only
-when none changed (else nothing is left out: repeating a fact is better than hiding one), and a
-record edited since it was measured is no longer taken as stated.
+(:mod:`agentctx.drift.loaded`, at consolidation and ``agentctx sync``), and stored per project
+folder with each file's size and mtime (:mod:`agentctx.store.memcoverage`). Here, on the hook
+path, it is only checked: :func:`load` takes a ``stat`` of each file it was measured on and
+gives it back only when none changed (else nothing is left out: repeating a fact is better than
+hiding one), and a record edited since it was measured is no longer taken as stated.
 
 The SessionStart digest leaves those records out with one line per file
 (:func:`notes`: "3 decisions are left out: CLAUDE.md already states them."); the per-prompt
@@ -17,14 +17,14 @@ so in one line when it still injects something. Receipts and ``agentctx preview`
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from agentctx.context import injection, judgement
 from agentctx.core.budget import char_limit
 from agentctx.core.lean import NamedTuple
-from agentctx.store import stated as store_stated
+from agentctx.store import memcoverage as store_stated
 from agentctx.store.db import Store
-from agentctx.store.models import Hit, Record
+from agentctx.store.models import Hit, Project, Record
 
 _FOLDER_MODE = 0o040000
 _PLURALS = {"decision": "decisions", "convention": "conventions", "discovery": "discoveries"}
@@ -153,6 +153,19 @@ def leave_out(decision: judgement.Decision, stated: Stated, project_name: str,
     verdicts = [v._replace(outcome=judgement.STATED) if v.hit.record.id in gone else v
                 for v in decision.verdicts]
     return LeftOut(judgement.Decision(verdicts, text, full, pointers, decision.skipped), left)
+
+
+def decide(db: Store, project: Project, prompt: str, knobs: judgement.Settings, root: str, *,
+           seen: Collection[str] = ()) -> LeftOut:
+    """What the per-prompt hook injects for ``prompt`` in the project folder ``root``: the
+    judgement's decision (paths checked in ``root``), then what the memory files of ``root``
+    already state left out — the one function the hook and both previews call."""
+    decision = judgement.decide(db, project.id, project.name, prompt, knobs, seen=seen,
+                                root=root)
+    if not decision.shown:
+        return LeftOut(decision, [])
+    return leave_out(decision, load(db, project.id, root), project.name, knobs,
+                     judgement.short_ids(db, decision.shown))
 
 
 def _with_notes(text: str, lines: list[str], knobs: judgement.Settings) -> str:
