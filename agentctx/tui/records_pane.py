@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from agentctx.core.ids import parse_time
+from agentctx.store import pathstate
 from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
 from agentctx.store.models import Hit, Record
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
+STALE_CELL = "paths gone"  # the superseded column of a possibly stale record
 BESIDE_WIDTH = 100  # from this many columns the detail panel sits beside the table
 DETAIL_SHARE = 45  # the detail panel's share of the width then (records_pane.tcss)
 FOLLOW_PAGES = 10  # how far a reload reads on to keep the cursor on its record
@@ -75,6 +77,7 @@ class RecordsPane(RecordEditing, Pane):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.filters = Filters()
+        self.stale: set[str] = set()
         self.as_of: str | None = None
         self.order = "newest"
         self.include_global = False
@@ -160,6 +163,7 @@ class RecordsPane(RecordEditing, Pane):
         follow, self._follow = self._follow, None
         self._columns()
         self.records = {}
+        self._read_stale()
         self.loaded = 0
         self.total = -1  # counted after the first page is on screen
         self._more = True
@@ -194,6 +198,13 @@ class RecordsPane(RecordEditing, Pane):
                 "include_superseded": False, "superseded_only": False, "pinned_only": False,
                 "as_of": None}
 
+    def _read_stale(self) -> None:
+        """The project's possibly stale records (every path they name gone at the last check):
+        their rows say so where a superseded one has its date."""
+        project = self.state.project
+        self.stale = {record.id for record, _ in pathstate.possibly_stale(
+            self.state.db, project.id)} if project is not None else set()
+
     def _load_page(self) -> None:
         rows = rec.list_records(self.state.db, **self._listing_args(),  # type: ignore[arg-type]
                                 order=self.order, limit=PAGE, offset=self.loaded)
@@ -209,7 +220,8 @@ class RecordsPane(RecordEditing, Pane):
             self.records[r.id] = r
             table.add_row(r.type, ellipsize(r.title, self._width), r.confidence,
                           day(r.valid_from), "●" if r.pinned else "",
-                          day(r.superseded_at) if r.superseded_at else "", key=r.id)
+                          day(r.superseded_at) if r.superseded_at else
+                          STALE_CELL if r.id in self.stale else "", key=r.id)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if not self.query_text and event.cursor_row >= self.loaded - 10 and self._more:
@@ -231,6 +243,8 @@ class RecordsPane(RecordEditing, Pane):
                          else "none")
         if self.filters.describe():
             parts.append(f"filter: {self.filters.describe()}")
+        if self.stale and not self.query_text:
+            parts.append(f"{len(self.stale)} possibly stale ({STALE_CELL}: agentctx verify)")
         if self.as_of:
             parts.append(f"as of {self.as_of}")
         if self.include_global:

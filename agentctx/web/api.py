@@ -31,7 +31,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from agentctx import __version__
-from agentctx.store import chains, details, graph, profiles, projects, sessions, stats
+from agentctx.store import (
+    chains,
+    details,
+    graph,
+    pathstate,
+    profiles,
+    projects,
+    sessions,
+    stats,
+)
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.db import Store
@@ -40,7 +49,7 @@ from agentctx.store.models import CONFIDENCES, RECORD_TYPES, Draft, Project, Rec
 
 ACTOR = "web"
 PAGE_MAX = 200
-STATES = ("current", "superseded", "all")
+STATES = ("current", "superseded", "all", "stale")  # stale: possibly stale (paths all gone)
 Query = Mapping[str, list[str]]
 Json = dict[str, Any]
 
@@ -132,7 +141,10 @@ def record_json(record: Record, short: str | None = None) -> Json:
 
 def _records_json(db: Store, found: list[Record]) -> list[Json]:
     shorts = rec.short_ids(db, [r.id for r in found])
-    return [record_json(r, shorts.get(r.id)) for r in found]
+    paths = pathstate.of_records(db, [r.id for r in found if r.current])
+    return [{**record_json(r, shorts.get(r.id)),
+             "possibly_stale": list(paths[r.id].gone) if r.id in paths and paths[r.id].stale
+             else []} for r in found]
 
 
 def _project_json(project: Project | None) -> Json | None:
@@ -197,6 +209,14 @@ def record_list(ctx: Context) -> Json:
         return {"project": _project_json(project), "items": _records_json(ctx.db, page),
                 "total": len(found), "limit": limit, "offset": offset, "q": text,
                 "matched_by": matched_by}
+    if state == "stale":  # possibly stale: every path they name was gone at the last check
+        found = [r for r, _ in pathstate.possibly_stale(ctx.db, project.id)
+                 if (not types or r.type in types)
+                 and (not confidences or r.confidence in confidences)
+                 and (not pinned or r.pinned)]
+        return {"project": _project_json(project),
+                "items": _records_json(ctx.db, found[offset:offset + limit]),
+                "total": len(found), "limit": limit, "offset": offset}
     filters: dict[str, Any] = {
         "project_id": project.id, "types": types, "confidences": confidences,
         "include_superseded": state == "all", "superseded_only": state == "superseded",
@@ -220,6 +240,7 @@ def record_detail(ctx: Context, ref: str) -> Json:
                      for link in item.entities],
         "files": list(item.files),
         "edits": [edit._asdict() for edit in item.edits],
+        "possibly_stale": list(item.possibly_stale),
     }
 
 

@@ -179,3 +179,11 @@ def test_no_injection_exceeds_claude_codes_cap_as_it_counts(app: Path) -> None:
     assert shown.names(text, rocket) and len(text) <= 8000
     assert len(text.encode("utf-16-le")) // 2 <= 10_000
     assert "\ufffd" in text and text.endswith("</agentctx-context>")
+
+
+def test_agentctx_sync_measures_what_its_folder_states(app: Path) -> None:
+    money = _add(app, "decision", MONEY)
+    (app / "CLAUDE.md").write_text(CLAUDE_MD, encoding="utf-8")
+    assert shown.names(_start(app), money)  # nothing measured yet: nothing is left out
+    assert run_cli("sync", cwd=app).returncode == 0
+    assert not shown.names(_start(app, session="s2"), money)
