@@ -8,9 +8,10 @@ place after a resume). A second firing with the same (session, source) within
 ``resume_dedup_seconds`` injects the same text but records no second receipt. After ``compact``
 and ``clear`` the context is gone, so the session's set of already-injected records is reset
 before the digest's records are added to it. A ``fork`` is a new session holding a copy of
-another's conversation: the records agentctx injected into that conversation (read from the
-fork's transcript, :func:`forked_ids`) join the new session's set, so the per-prompt hook does
-not inject them again. The receipt names the records left out because a memory file Claude Code
+another's conversation (whose transcript Claude Code writes only later): the records agentctx
+injected into that conversation — the set of the session it was forked from
+(:func:`fork_parent`) — join the new session's set, so the per-prompt hook does not inject them
+again. The receipt names the records left out because a memory file Claude Code
 loads already states them.
 """
 
@@ -32,8 +33,10 @@ from agentctx.store.errors import StoreLocked
 EVENT = "SessionStart"
 RESET_SOURCES = ("compact", "clear")
 FORK_SOURCE = "fork"
-# A forked transcript is read up to this many bytes for the records injected into it.
-FORK_READ_MAX = 16 << 20
+# A forked conversation's last prompt came at most this long before its last response, and
+# clocks may differ by a little.
+FORK_TURN_MAX_S = 900
+FORK_SLACK_S = 2
 
 
 def handle(ctx: HookContext) -> str | None:
@@ -55,8 +58,10 @@ def handle(ctx: HookContext) -> str | None:
                         transcript_path=ctx.transcript_path)
         if source in RESET_SOURCES:
             sessions.reset_seen(db, session_id)
-        if source == FORK_SOURCE and ctx.transcript_path:
-            sessions.mark_seen(db, session_id, forked_ids(db, ctx.transcript_path))
+        if source == FORK_SOURCE:
+            parent = fork_parent(ctx)
+            if parent is not None:  # what the copied conversation already holds
+                sessions.mark_seen(db, session_id, sessions.seen(db, parent))
         if served.text:
             if not _just_recorded(ctx, source):
                 sessions.add_receipt(db, session_id=session_id, project_id=project.id,
@@ -107,44 +112,24 @@ def team_file_of(worktree: str) -> str:
     return os.path.join(worktree, ".agentctx", "context.md")
 
 
-def forked_ids(db: Store, transcript_path: str) -> list[str]:
-    """The records agentctx injected into the conversation a forked session copied: the ids of
-    the entries in the transcript's hook context lines (read without blocking, at most
-    :data:`FORK_READ_MAX` bytes; a problem gives what was found so far)."""
-    from agentctx.context.injection import ids_in
+def fork_parent(ctx: HookContext) -> str | None:
+    """The session a forked one copied: Claude Code names no parent, but says how long ago the
+    copied conversation's last response was (``seconds_since_last_response``) and writes the
+    fork's transcript beside its parent's. The parent is the session of this project, with its
+    transcript in the same folder, whose last prompt came before that moment and most recently
+    so, within :data:`FORK_TURN_MAX_S` (``None`` when none fits: nothing is copied)."""
+    import os
 
-    shown: dict[str, None] = {}
-    try:
-        with safeio.open_stream(transcript_path) as handle:
-            read = 0
-            while read < FORK_READ_MAX:
-                line, consumed, _ended = safeio.read_line(handle, FORK_READ_MAX - read)
-                if not consumed:
-                    break
-                read += consumed
-                if line is None or b"agentctx-context" not in line or \
-                        b"hook_additional_context" not in line:
-                    continue
-                for text in _contexts(line):
-                    shown.update(dict.fromkeys(ids_in(text)))
-    except OSError:
-        pass
-    return records.resolve_many(db, list(shown))
-
-
-def _contexts(line: bytes) -> list[str]:
-    """The texts of a transcript line's ``hook_additional_context`` attachment."""
-    import json
-
-    try:
-        entry = json.loads(line)
-    except ValueError:
-        return []
-    attachment = entry.get("attachment") if isinstance(entry, dict) else None
-    content = attachment.get("content") if isinstance(attachment, dict) else None
-    if isinstance(content, str):
-        return [content]
-    return [c for c in content if isinstance(c, str)] if isinstance(content, list) else []
+    waited = ctx.payload.get("seconds_since_last_response")
+    transcript = ctx.transcript_path
+    if not isinstance(waited, int | float) or isinstance(waited, bool) or waited < 0 \
+            or transcript is None:
+        return None
+    answered = clock_now() - timedelta(seconds=float(waited))
+    return sessions.latest_before(
+        ctx.store(), ctx.resolved().project.id, os.path.dirname(transcript), ctx.session_id,
+        before=to_iso(answered + timedelta(seconds=FORK_SLACK_S)),
+        after=to_iso(answered - timedelta(seconds=FORK_TURN_MAX_S)))
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:

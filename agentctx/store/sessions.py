@@ -96,6 +96,21 @@ def append_meta(db: Store, session_id: str, key: str, value: object, keep: int) 
         update_meta(db, session_id, key, items[-keep:] if keep > 0 else [])
 
 
+def latest_before(db: Store, project_id: str, transcript_folder: str, other_than: str, *,
+                  before: str, after: str) -> str | None:
+    """The session of ``project_id`` (not ``other_than``) with its transcript in
+    ``transcript_folder`` whose last kept prompt came most recently at or before ``before`` and
+    after ``after`` (ISO times), or ``None``."""
+    rows = db.rows("SELECT session_id, json_extract(meta, '$.prompts[#-1].at') FROM sessions "
+                   "WHERE project_id = ? AND session_id != ? AND transcript_path >= ? "
+                   "AND transcript_path < ? ORDER BY started_at DESC LIMIT 50",
+                   (project_id, other_than, transcript_folder.rstrip("/") + "/",
+                    transcript_folder.rstrip("/") + "0"))
+    fits = [(str(row[1]), str(row[0])) for row in rows
+            if isinstance(row[1], str) and after <= row[1] <= before]
+    return max(fits)[1] if fits else None
+
+
 def recent_prompts(db: Store, project_id: str, limit: int = 20) -> list[str]:
     """The project's latest redacted prompts across sessions, newest first (digest ranking)."""
     prompts: list[str] = []

@@ -144,30 +144,41 @@ def test_a_folder_deleted_between_two_session_starts_marks_its_record(app: Path)
 
 
 def test_a_fork_counts_the_copied_injections_as_seen(app: Path, tmp_path: Path) -> None:
+    """Claude Code names no parent and writes the fork's transcript only later: the parent is the
+    session beside it whose last prompt came just before the copied conversation's last
+    response (``seconds_since_last_response``)."""
     money = _add(app, "decision", MONEY)
     found = _add(app, "discovery", "The checkout test flakes at midnight UTC",
                  "freezegun fixes it")
+    question = "why does the checkout test flake at midnight?"
+    folder = tmp_path / "transcripts"
+    other = tmp_path / "elsewhere"
+
+    def prompt(session: str, where: Path) -> str:
+        payload = at(payloads("UserPromptSubmit")[0], app, prompt=question, session_id=session,
+                     transcript_path=str(where / f"{session}.jsonl"))
+        return run_hook("prompt", payload).context
+
+    assert shown.names(prompt("older", folder), found)
+    assert shown.names(prompt("elsewhere", other), found)
+    assert shown.names(prompt("parent", folder), found)
+    aside = _add(app, "discovery", "The staging database resets on Mondays")
+    with Store.open() as db:  # the older session was given something else as well
+        sessions.mark_seen(db, "older", [aside])
+    text = _start(app, session="forked", source="fork", seconds_since_last_response=0,
+                  transcript_path=str(folder / "forked.jsonl"))
+    assert shown.names(text, money)  # the digest comes again (Claude Code drops a repeat)
     with Store.open() as db:
-        short = records.short_ids(db, [found])[found]
-    transcript = tmp_path / "fork.jsonl"
-    injected = (f'<agentctx-context event="prompt" project="app">\nReference data\n'
-                f"- [{short}] discovery · The checkout test flakes at midnight UTC\n"
-                "</agentctx-context>")
-    lines = [{"type": "user", "message": {"role": "user", "content": "hi"}},
-             {"type": "attachment", "attachment": {"type": "hook_additional_context",
-                                                   "hookEvent": "UserPromptSubmit",
-                                                   "content": [injected]}}]
-    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
-    text = _start(app, session="forked", source="fork", transcript_path=str(transcript))
-    assert shown.names(text, money)
-    with Store.open() as db:
-        assert {found, money} <= sessions.seen(db, "forked")
+        seen = sessions.seen(db, "forked")
+        assert {found, money} <= seen and aside not in seen  # the parent's, not the older's
         [receipt] = sessions.receipts(db, "forked")
         assert receipt.source == "fork"
-    assert not shown.names(_prompt(app, "why does the checkout test flake at midnight?",
-                                   session="forked"), found)
-    assert shown.names(_prompt(app, "why does the checkout test flake at midnight?",
-                               session="fresh"), found)
+    assert not shown.names(_prompt(app, question, session="forked"), found)
+    # a fork whose copied conversation answered long before any of these prompts: no parent
+    _start(app, session="late", source="fork", seconds_since_last_response=86_400,
+           transcript_path=str(folder / "late.jsonl"))
+    with Store.open() as db:
+        assert found not in sessions.seen(db, "late")
 
 
 def test_no_injection_exceeds_claude_codes_cap_as_it_counts(app: Path) -> None:
