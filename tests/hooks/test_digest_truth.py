@@ -79,6 +79,8 @@ def test_a_decision_claude_md_states_is_left_out_until_the_file_changes(app: Pat
         assert receipt.left_out == ((money, "CLAUDE.md"),)
         assert money not in receipt.record_ids and queue in receipt.record_ids
         assert money not in sessions.seen(db, SESSION)
+    why = run_cli("why", "--session", SESSION, cwd=app).stdout
+    assert "— already in CLAUDE.md" in why and MONEY in why
     # the per-prompt hook leaves it out too; preview says where it is stated
     asked = "how do we store money amounts, as integer cents?"
     assert not shown.names(_prompt(app, asked, session="p1"), money)
