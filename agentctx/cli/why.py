@@ -134,7 +134,7 @@ def render_text(story: dict[str, Any]) -> str:
         lines.append(f"injected {count} record{'s' if count != 1 else ''}, {receipt['tokens']} "
                      f"tokens, {receipt['chars']} characters (receipt #{receipt['id']}):")
         lines += _record_lines(receipt["records"])
-        lines += _left_lines(receipt["left_out"])
+        lines += _left_lines(receipt.get("left_out", []))
     elif prompt is not None:
         text = " ".join(prompt["text"].split())[:80]
         lines.append(f"last prompt ({_when(prompt['at'])}): \"{text}\"")
@@ -154,7 +154,7 @@ def render_text(story: dict[str, Any]) -> str:
         lines.append(f"session start ({start['source'] or 'startup'}, {_when(start['at'])}): "
                      f"digest of {count} record{'s' if count != 1 else ''}, {start['tokens']} "
                      "tokens")
-        lines += _left_lines(start["left_out"])
+        lines += _left_lines(start.get("left_out", []))
     return "\n".join(lines)
 
 
