@@ -65,7 +65,7 @@ def preview(
     """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
     pointer — and why each candidate was or was not (probability, relevance, matched words,
     cosine, already in CLAUDE.md, paths gone). Injects and records nothing."""
-    from agentctx import drift
+    from agentctx import drift  # late: every CLI start registers this module
     from agentctx.context import already, judgement
     from agentctx.store import records as rec
     from agentctx.store import sessions

@@ -117,7 +117,7 @@ def init(
 def _offer_memory_import(asked: bool) -> None:
     """Offer to import this folder's project's Claude Code auto memory (``--claude-memory``
     imports it without asking; without a terminal, one line says how)."""
-    from agentctx.core import gitinfo
+    from agentctx.core import gitinfo  # late: every CLI start registers this module
     from agentctx.drift import automemory
     from agentctx.team import claude_memory
 

@@ -218,7 +218,7 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
 
 
 def _import_claude_memory(project: str | None, json_out: bool) -> None:
-    from agentctx.team import claude_memory
+    from agentctx.team import claude_memory  # late: every CLI start registers this module
 
     with open_store() as db:
         target = _project_here(db, project)

@@ -53,7 +53,7 @@ def verify(
         fail("--why, --body and --title go with --supersede")
     if supersede and not (why and why.strip()):
         fail("--supersede needs --why: say why the record no longer holds")
-    from agentctx import drift
+    from agentctx import drift  # late: every CLI start registers this module
     from agentctx.consolidate.truth import check_paths
 
     with open_store() as db:

@@ -330,7 +330,7 @@ def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
 
 def _verify(db: Store, scope: Sequence[str] | None, clock: _Clock, report: Report,
             progress: Progress) -> bool:
-    from agentctx.consolidate.truth import check_paths
+    from agentctx.consolidate.truth import check_paths  # late: as each step's own modules
 
     for project in _projects(db, scope):
         if clock.over():
@@ -346,7 +346,7 @@ def _stated(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None
             clock: _Clock, report: Report, progress: Progress) -> bool:
     import os
 
-    from agentctx import drift
+    from agentctx import drift  # late: as each step's own modules
     from agentctx.consolidate.truth import measure_stated
 
     encoder = drift.encoder_for(db, model)

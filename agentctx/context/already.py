@@ -19,12 +19,16 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Iterable, Sequence
 
-from agentctx.context import injection, judgement
+from agentctx.context import injection
 from agentctx.core.budget import char_limit
 from agentctx.core.lean import NamedTuple
 from agentctx.store import memcoverage as store_stated
 from agentctx.store.db import Store
 from agentctx.store.models import Hit, Project, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the per-prompt part imports the judgement when it runs: SessionStart does not
+    from agentctx.context import judgement
 
 _FOLDER_MODE = 0o040000
 _PLURALS = {"decision": "decisions", "convention": "conventions", "discovery": "discoveries"}
@@ -139,6 +143,8 @@ def leave_out(decision: judgement.Decision, stated: Stated, project_name: str,
     """``decision`` without the records ``stated`` names, its text composed again (the
     judgement's choice is not revisited: a place freed is not given to another candidate); when
     something is still injected, one line says what was left out and where it is stated."""
+    from agentctx.context import judgement  # late: SessionStart imports this module without it
+
     left = [(hit, where) for hit in decision.shown
             if (where := stated.file_of(hit.record)) is not None]
     if not left:
@@ -160,11 +166,16 @@ def decide(db: Store, project: Project, prompt: str, knobs: judgement.Settings, 
     """What the per-prompt hook injects for ``prompt`` in the project folder ``root``: the
     judgement's decision (paths checked in ``root``), then what the memory files of ``root``
     already state left out — the one function the hook and both previews call."""
+    from agentctx.context import judgement  # late: SessionStart imports this module without it
+
     decision = judgement.decide(db, project.id, project.name, prompt, knobs, seen=seen,
                                 root=root)
     if not decision.shown:
         return LeftOut(decision, [])
-    return leave_out(decision, load(db, project.id, root), project.name, knobs,
+    stated = load(db, project.id, root)
+    if not any(stated.file_of(hit.record) for hit in decision.shown):
+        return LeftOut(decision, [])
+    return leave_out(decision, stated, project.name, knobs,
                      judgement.short_ids(db, decision.shown))
 
 

@@ -71,7 +71,6 @@ from agentctx.core.lean import NamedTuple
 from agentctx.store import digests, records
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, Project, Record
-from agentctx.store.profiles import COMMAND_KINDS
 
 Rank = Callable[[str, list[Record]], list[Record]]
 
@@ -270,6 +269,8 @@ def _value(record: Record) -> str:
 def profile_lines(profile: Sequence[Record], project_name: str, max_chars: int) -> list[str]:
     """The project profile in at most two lines: what the project is (name, stack, entry points,
     anything else detected), then its commands. Nothing when it only knows its name."""
+    from agentctx.store.profiles import COMMAND_KINDS  # late: serving a digest never needs it
+
     by_key = {r.key: r for r in profile if r.key}
     first = f"Project {_value(by_key['name']) if 'name' in by_key else project_name}"
     parts = [_value(by_key["stack"])] if "stack" in by_key else []
@@ -417,12 +418,21 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
         return EMPTY
     text = assemble(head, body, foot, max_tokens,
                     min(max_chars, char_limit(max_tokens, max_chars) - handover_reserve))
-    checked = [[rid, paths[rid]] for rid in shown if paths.get(rid)]
-    checked += [[rid, paths[rid]] for rid in gone if rid not in shown]
+    # What serving checks again: the shown records' paths, then the ranked-down ones', as many
+    # as its stat budget reaches (the rest are taken as they were).
+    checked: list[list[object]] = []
+    stats = 0
+    for rid in [*(r for r in shown if paths.get(r)), *(r for r in gone if r not in shown)]:
+        stats += len(paths[rid])
+        if stats > pathcheck.MAX_CHECKS:
+            break
+        checked.append([rid, paths[rid]])
     basis: dict[str, object] = {
         "folder": folder, "coverage": stated.measured_at, "checks": checked,
-        "kept": {rid: kept_paths[rid] for rid, _ in checked if rid in kept_paths},
-        "gone": sorted(gone)}
+        "kept": {str(item[0]): kept_paths[str(item[0])] for item in checked
+                 if item[0] in kept_paths},
+        "gone": sorted(str(item[0]) for item in checked if item[0] in gone),
+        "shown": {short: rid for rid, short in shown.items()}}
     profile_ids = [r.id for r in profile_records] if profile else []
     return _built(text, shown, profile_ids, [(r.id, where) for r, where in left], basis)
 
@@ -449,19 +459,20 @@ def _split(text: str) -> tuple[str, list[str], str] | None:
 
 
 def _handover_items(db: Store, project: Project, worktree: str,
-                    max_chars: int) -> tuple[list[str], str | None]:
-    """The handover section and the handover's id."""
+                    max_chars: int) -> tuple[list[str], str | None, str | None]:
+    """The handover section, the handover's id and its id as shown."""
     record = records.find_current_by_key(db, project.id, "handover", handover_key(worktree))
     if record is None:
-        return [], None
+        return [], None, None
     short = records.short_ids(db, [record.id])[record.id]
-    gone = pathcheck.check(db, worktree, [record]).get(record.id, [])
+    gone = pathcheck.all_gone(worktree, pathcheck.named_paths(f"{record.title} {record.body}",
+                                                              worktree))
     room = max_chars - len(HEADERS[HANDOVER]) - 2
     entry = truncate(injection.item_block(record, short=short, kind=False, since=True, gone=gone),
                      room, f" … ctx_get {short}")
     if not entry.startswith(injection.ITEM_PREFIX):
-        return [], None
-    return [HEADERS[HANDOVER], entry], record.id
+        return [], None, None
+    return [HEADERS[HANDOVER], entry], record.id, short
 
 
 def _insert_handover(body: list[str], handover: list[str]) -> list[str]:
@@ -520,6 +531,9 @@ def serve(db: Store, project: Project, worktree: str, *, cfg: config.Config | No
             if isinstance(raw_left, list) else ()
         raw_profile = stored.basis.get("profile")
         profile = [str(rid) for rid in raw_profile] if isinstance(raw_profile, list) else []
+        raw_shown = stored.basis.get("shown")
+        by_short = {str(k): str(v) for k, v in raw_shown.items()} \
+            if isinstance(raw_shown, dict) else {}
     else:
         if save and worktree == project.root:
             built = refresh(db, project, cfg=cfg)
@@ -530,23 +544,29 @@ def serve(db: Store, project: Project, worktree: str, *, cfg: config.Config | No
         known = list(built.record_ids)
         left_out = built.left_out
         profile = list(built.profile_ids)
+        raw = built.basis.get("shown")
+        by_short = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
     if parts is None:
         return Served("", 0, (), False)
     head, body, foot = parts
     reserve = char_limit(HANDOVER_TOKENS, max_chars)
-    handover, handover_id = _handover_items(db, project, worktree, reserve)
+    handover, handover_id, handover_short = _handover_items(db, project, worktree, reserve)
     text = assemble(head, _insert_handover(body, handover) if handover else body, foot,
                     max_tokens, max_chars)
-    return Served(text, estimate_tokens(text), _served_ids(text, known, profile, handover_id),
+    if handover_id is not None and handover_short is not None:
+        by_short[handover_short] = handover_id
+    return Served(text, estimate_tokens(text), _served_ids(text, known, profile, by_short),
                   stored is not None, left_out)
 
 
 def _served_ids(text: str, known: Sequence[str], profile: Sequence[str],
-                handover_id: str | None) -> tuple[str, ...]:
+                by_short: Mapping[str, str]) -> tuple[str, ...]:
     """The whole ids a served text shows: the profile's while its lines are in, then each
-    entry's (``known``: the ids the stored digest showed)."""
-    whole = [*known, handover_id] if handover_id else list(known)
-    entries = injection.resolve(injection.ids_in(text), whole)
+    entry's (``by_short``: the whole id of each id as shown; ``known`` for a digest stored
+    without it)."""
+    shown = injection.ids_in(text)
+    entries = [by_short[s] for s in shown if s in by_short] if by_short else \
+        injection.resolve(shown, known)
     if not any(line.startswith(PROFILE_LEADS) for line in text.split("\n")):
         profile = ()
     return tuple(dict.fromkeys([*profile, *entries]))

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from agentctx.context import evidence, injection, prompt_kind
+from agentctx.context import evidence, injection, pathcheck, prompt_kind
 from agentctx.core import config
 from agentctx.core.budget import char_limit, pack, truncate
 from agentctx.core.lean import NamedTuple
@@ -172,8 +172,6 @@ def decide(db: Store, project_id: str, project_name: str, prompt: str, knobs: Se
     picked = [v.hit for v in verdicts if v.outcome in (INJECT, POINTER)]
     gone: dict[str, list[str]] = {}
     if root is not None and picked:
-        from agentctx.context import pathcheck
-
         gone = pathcheck.check(db, root, [h.record for h in picked])
     full_hits = [v.hit for v in verdicts if v.outcome == INJECT]
     full_hits.sort(key=lambda h: h.record.id in gone)  # stable: the others keep their order

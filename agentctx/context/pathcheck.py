@@ -27,13 +27,22 @@ if TYPE_CHECKING:
     from agentctx.store.models import Record
 
 # Stats one injection may spend on checking paths (a stat costs a few microseconds).
-MAX_CHECKS = 48
+MAX_CHECKS = 32
 # Paths kept per record (a record listing a whole tree is checked by its first ones).
 MAX_PATHS = 8
 _EDGE = "`'\"()[]{}<>,;:!?*"
-_ALLOWED = re.compile(r"^[A-Za-z0-9_.\-/*]+$")
-_EXTENSION = re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$")
-_LETTER = re.compile(r"[A-Za-z]")
+_PATH_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-/*")
+_EXTENSION: list[re.Pattern[str]] = []  # compiled on first use: most hook calls read no path
+
+
+def _has_letter(part: str) -> bool:
+    return any(ch.isascii() and ch.isalpha() for ch in part)
+
+
+def _has_extension(name: str) -> bool:
+    if not _EXTENSION:
+        _EXTENSION.append(re.compile(r"\.[A-Za-z][A-Za-z0-9]{0,7}$"))
+    return _EXTENSION[0].search(name) is not None
 
 
 def _candidate(token: str) -> tuple[str, bool] | None:
@@ -41,7 +50,7 @@ def _candidate(token: str) -> tuple[str, bool] | None:
     token = token.strip(_EDGE).rstrip(".")
     if "/" not in token or "://" in token or token.startswith(("/", "~", "$", "@", "-")):
         return None
-    if not _ALLOWED.match(token) or "//" in token:
+    if not _PATH_CHARS.issuperset(token) or "//" in token:
         return None
     explicit = token.startswith("./")
     if explicit:
@@ -51,14 +60,14 @@ def _candidate(token: str) -> tuple[str, bool] | None:
     for part in parts:
         if "*" in part:
             break  # a glob: its folder is what must exist
-        if part in (".", "..") or not _LETTER.search(part):
+        if part in (".", "..") or not _has_letter(part):
             return None
         kept.append(part)
     if not kept:
         return None
     folder = token.endswith("/") or len(kept) < len(parts)
     path = "/".join(kept) + ("/" if folder else "")
-    strong = explicit or folder or bool(_EXTENSION.search(kept[-1]))
+    strong = explicit or folder or _has_extension(kept[-1])
     return path, strong
 
 
@@ -140,7 +149,7 @@ def named(db: Store, root: str, records: Sequence[Record]) -> tuple[dict[str, li
                                                                     dict[str, list[str]]]:
     """The paths each record names (as consolidation stored them, file links included; else
     read from its text now) and what ``agentctx verify`` was told to keep, by record id."""
-    from agentctx.store import pathstate
+    from agentctx.store import pathstate  # late: a served digest checks its paths without it
 
     stored = pathstate.of_records(db, [r.id for r in records])
     paths: dict[str, list[str]] = {}
@@ -159,6 +168,12 @@ def named(db: Store, root: str, records: Sequence[Record]) -> tuple[dict[str, li
 def check(db: Store, root: str, records: Sequence[Record], *,
           budget: int = MAX_CHECKS) -> dict[str, list[str]]:
     """The records of ``records`` (in order) whose named paths are all gone under ``root``,
-    with those paths; bounded by ``budget`` stats."""
-    paths, kept = named(db, root, records)
+    with those paths; bounded by ``budget`` stats. The paths are read from each record's text;
+    only for a record found stale are the stored ones (its file links too) and what ``agentctx
+    verify`` was told to keep looked up, so a check that finds nothing reads nothing more."""
+    named_now = {r.id: named_paths(f"{r.title} {r.body}", root) for r in records}
+    found = check_many(root, named_now, budget=budget)
+    if not found:
+        return found
+    paths, kept = named(db, root, [r for r in records if r.id in found])
     return check_many(root, paths, kept, budget=budget)

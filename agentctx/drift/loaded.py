@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agentctx.context.already import fingerprint
+from agentctx.core import safeio
 from agentctx.drift import automemory, memfiles, scanner
 from agentctx.drift.coverage import Embedder
 from agentctx.drift.memfiles import Memory, MemoryFile, Unit
 from agentctx.store import memcoverage as store_stated
+from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import Project, Record
@@ -89,8 +91,6 @@ def loaded(root: Path, project_root: Path) -> tuple[Memory, list[list[object]]]:
 
 
 def _read(path: Path) -> str | None:
-    from agentctx.core import safeio
-
     try:
         return safeio.read_small(path, memfiles.MAX_FILE_BYTES).decode("utf-8", errors="replace")
     except OSError:
@@ -131,8 +131,6 @@ def refresh(db: Store, project: Project, folder: str | os.PathLike[str], *,
 
 def folders_of(db: Store, project: Project) -> list[str]:
     """The project's root and its most recently used other worktrees that exist."""
-    from agentctx.store import projects as proj
-
     found = [project.root]
     for worktree in proj.worktrees(db, project.id, limit=WORKTREES_MAX + 1):
         if worktree not in found and os.path.isdir(worktree):

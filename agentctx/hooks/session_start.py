@@ -118,8 +118,6 @@ def fork_parent(ctx: HookContext) -> str | None:
     fork's transcript beside its parent's. The parent is the session of this project, with its
     transcript in the same folder, whose last prompt came before that moment and most recently
     so, within :data:`FORK_TURN_MAX_S` (``None`` when none fits: nothing is copied)."""
-    import os
-
     waited = ctx.payload.get("seconds_since_last_response")
     transcript = ctx.transcript_path
     if not isinstance(waited, int | float) or isinstance(waited, bool) or waited < 0 \

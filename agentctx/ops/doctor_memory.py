@@ -10,6 +10,8 @@ from agentctx.core.budget import estimate_tokens
 from agentctx.drift import automemory
 from agentctx.install import jsonfile
 from agentctx.ops.doctor import OK, Check
+from agentctx.store import Store, digests, memimports
+from agentctx.store import projects as proj
 
 
 def check_auto_memory(cwd: Path | None = None) -> Check:
@@ -40,9 +42,6 @@ def _store_side(root: str) -> tuple[int | None, int]:
     only (a folder the store does not know is not added to it)."""
     if not config.db_path().exists():
         return None, 0
-    from agentctx.store import Store, digests, memimports
-    from agentctx.store import projects as proj
-
     try:
         with Store.open() as db:
             project = proj.of_folder(db, root)

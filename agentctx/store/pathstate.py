@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from agentctx.core.ids import now_iso
 from agentctx.core.lean import NamedTuple
+from agentctx.store import digests
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import Record
@@ -114,8 +115,6 @@ def keep(db: Store, record_id: str) -> PathState | None:
     """Accept a record as still true although its paths are gone (``agentctx verify --keep``):
     it is not flagged again while the same paths are gone. Returns the new state (``None`` when
     the record names no path)."""
-    from agentctx.store import digests
-
     with db.write():
         db.execute("UPDATE record_paths SET kept = gone WHERE record_id = ?", (record_id,))
         project = db.scalar("SELECT project_id FROM record_paths WHERE record_id = ?",

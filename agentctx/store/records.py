@@ -85,22 +85,32 @@ def resolve_many(db: Store, refs: Iterable[str]) -> list[str]:
 
 
 def short_ids(db: Store, ids: Iterable[str]) -> dict[str, str]:
-    """The shortest unique prefix (at least 8 characters) of each id, like git's short hashes."""
+    """The shortest unique prefix (at least 8 characters) of each id, like git's short hashes.
+
+    One statement for a batch: each id's neighbours in id order, live and archived (four index
+    seeks each), and the longest prefix it shares with them decides.
+    """
+    wanted = list(dict.fromkeys(ids))
     result: dict[str, str] = {}
-    for rid in ids:
-        longest = 0
-        for table in TABLES:
-            for sql in (f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1",
-                        f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1"):
-                neighbour = db.scalar(sql, (rid,))
+    for start in range(0, len(wanted), 200):
+        chunk = wanted[start:start + 200]
+        around = ", ".join(f"(SELECT id FROM {table} WHERE id {op} w.id ORDER BY id "
+                           f"{order} LIMIT 1)" for table in TABLES
+                           for op, order in (("<", "DESC"), (">", "ASC")))
+        values = ", ".join("(?)" for _ in chunk)
+        for row in db.rows(f"WITH w(id) AS (VALUES {values}) SELECT w.id, {around} FROM w",
+                           chunk):
+            rid = str(row[0])
+            longest = 0
+            for neighbour in row[1:]:
                 if neighbour:
                     common = 0
-                    for a, b in zip(rid, neighbour, strict=False):
+                    for a, b in zip(rid, str(neighbour), strict=False):
                         if a != b:
                             break
                         common += 1
                     longest = max(longest, common)
-        result[rid] = rid[: max(SHORT_ID_MIN, longest + 1)]
+            result[rid] = rid[: max(SHORT_ID_MIN, longest + 1)]
     return result
 
 

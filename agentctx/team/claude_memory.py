@@ -174,7 +174,7 @@ class _Twins:
         if not self._loaded:
             self._loaded = True
             if self._cfg.get_bool("embeddings"):
-                from agentctx.ml.embedder import load_model
+                from agentctx.ml.embedder import load_model  # late: only for a lexical twin
 
                 try:
                     self._model = load_model(self._cfg, allow_download=False)
@@ -198,7 +198,7 @@ class _Twins:
             return None
         model = self._encoder()
         if model is not None:
-            import numpy as np
+            import numpy as np  # late: a model is loaded, so numpy already is
 
             texts = [f"[{draft.type}] {draft.title}\n{draft.body}".strip(),
                      *(f"[{r.type}] {r.title}\n{r.body}".strip() for _o, r in close)]

@@ -159,6 +159,6 @@ class PreviewPane(Pane):
 def _folder(db: Store, project: Project) -> str:
     """The project folder the hook would run in: the app's when it is the project's, else the
     project's root (never a new project for a folder the store does not know)."""
-    from agentctx import drift
+    from agentctx import drift  # late: the TUI opens without the drift package
 
     return str(drift.project_folder(db, project, os.getcwd()))
