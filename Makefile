@@ -57,7 +57,7 @@ test-vec0:
 	test -x $(VEC_VENV)/bin/python || $(VEC_PYTHON) -m venv $(VEC_VENV)
 	$(VEC_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(VEC_VENV)/bin/python -m pip install --quiet -e '.[dev]'
-	AGENTCTX_TEST_VEC0=require $(VEC_VENV)/bin/pytest -q tests/store/test_vectors.py tests/consolidate
+	AGENTCTX_TEST_VEC0=require $(VEC_VENV)/bin/pytest -q tests/store/test_vectors.py tests/store/test_vecside.py tests/consolidate
 
 # Build the wheel, install it into a fresh virtual environment (not editable) and run agentctx
 # from there: the one slow test of the packaging (about 90 s, most of it pip installing).

@@ -1,26 +1,39 @@
 """The embedded demo: a realistic synthetic project history, built through the store API.
 
 ``agentctx demo`` builds it in a temporary home so a newcomer can look around before installing
-anything. The project, "harbor" (an order-tracking service), is fictional; every record, chain,
-receipt and ledger row is written by the same code paths real use takes, and token counts are
-measured with the one estimator on the text that would have been injected.
+anything. The project, "harbor" (an order-tracking service), is fictional; its history is played
+in the order it happened, with agentctx's one clock (``AGENTCTX_NOW``) set to each moment:
+records are written on the day they became true, a decision is superseded on the day it
+changed, and each of the sessions gets its SessionStart digest and, for each prompt, what the
+per-prompt judgement (:func:`agentctx.context.judgement.decide`, the hook's own) picks from the
+store as it stood then — so receipts, the tokens-per-day chart, the live list and ``agentctx
+why`` carry the sessions' dates, prompts and matched words. Token counts are measured with the
+one estimator on the text that would have been injected.
 """
 
 from __future__ import annotations
 
+import os
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
+from functools import partial
+from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx.context import project_profile
-from agentctx.context.digest import build as build_digest
+from agentctx.consolidate import truth
+from agentctx.consolidate.duplicates import docs_for, document_frequency, lexical_overlap
+from agentctx.context import already, digest, judgement, project_profile
+from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
+from agentctx.core.ids import NOW_ENV, now_iso, to_iso
 from agentctx.core.ids import now as clock_now
-from agentctx.core.ids import to_iso
-from agentctx.store import graph, ledger, projects, records, sessions
+from agentctx.core.redact import redact
+from agentctx.store import graph, ledger, projects, records, sessions, upkeep
 from agentctx.store.db import Store
-from agentctx.store.models import Draft, Record
+from agentctx.store.models import Draft, Project, Record
 
 PROJECT_FILES = {
     "pyproject.toml": """[project]
@@ -130,8 +143,6 @@ SINGLES: list[Spec] = [
          "edges only.", pinned=True, files=("harbor/payments/",)),
     Spec(80, "decision", "Background jobs run on Dramatiq with the Postgres broker",
          "Jobs are defined in harbor/jobs/; retries with exponential backoff, max 5."),
-    Spec(50, "decision", "Feature flags are environment variables, not a flag service",
-         "HARBOR_FLAG_<NAME>=1 turns a flag on; flags are read once at start-up."),
     Spec(125, "convention", "API handlers stay thin: parse, call a service, map errors",
          "Handlers in harbor/api/ never touch the database directly.", files=("harbor/api/",)),
     Spec(100, "convention", "SQL lives in harbor/db/queries/*.sql and is loaded by name",
@@ -191,21 +202,77 @@ HANDOVERS = [
      "backfill event ids for the last 72 h."),
 ]
 
+# The same fact written twice (the second time by extraction, in other words): the pair the
+# near-duplicate scan of a consolidation finds (by the cosine of the default model's embeddings,
+# which the demo cannot carry, and by the lexical rule, which it runs), so ``m`` has a pair.
+DUPLICATE = (Spec(50, "decision", "Feature flags are environment variables, not a flag service",
+                  "HARBOR_FLAG_<NAME>=1 turns a flag on; flags are read once at start-up."),
+             Spec(21, "decision", "Feature flags are HARBOR_FLAG_ environment variables",
+                  "A flag is on when HARBOR_FLAG_<NAME>=1; flags are read once at start-up, "
+                  "there is no flag service.", confidence="inferred"))
+# The cosine minilm-static-256 gives the pair (tests/test_demo.py measures it again).
+DUPLICATE_COSINE = 0.9731
+CONSOLIDATED_DAYS_AGO = 1  # when the consolidation that found the pair ran
 
-def _ago(now: datetime, days: int, hours: int = 10) -> str:
-    return to_iso(now - timedelta(days=days) + timedelta(hours=hours))
+
+class Session(NamedTuple):
+    """One demo session: days before now it started, its worktree, and what the developer
+    typed (a prompt's minutes after the start, and its text)."""
+
+    days_ago: int
+    worktree: str
+    prompts: tuple[tuple[int, str], ...]
+    touched: tuple[str, ...]
 
 
-def _add(db: Store, spec: Spec, project_id: str, root: str, now: datetime,
-         session_id: str | None = None) -> Record:
-    record = records.add(db, Draft(type=spec.type, title=spec.title, body=spec.body,
-                                   scope=spec.scope, confidence=spec.confidence, source="cli"
-                                   if spec.confidence == "explicit" else "llm_extraction",
-                                   valid_from=_ago(now, spec.days_ago), pinned=spec.pinned,
-                                   reinforce_count=spec.reinforce, session_id=session_id),
-                         project_id=project_id)
-    _link_files(db, project_id, record.id, spec.files)
-    return record
+SESSIONS = (
+    Session(28, "main", ((4, "How do refunds get rounded again?"),
+                         (31, "thanks, that worked")), ("harbor/payments/refunds.py",)),
+    Session(24, "main", ((6, "do postgres advisory locks survive giving the connection back to "
+                             "the pool?"),
+                         (40, "is the internal api still REST?")), ("harbor/db/locks.py",)),
+    Session(19, "main", ((3, "alembic autogenerate didn't pick up my server_default change"),
+                         (55, "rename this variable to order_total")),
+            ("migrations/versions/0042_order_totals.py",)),
+    Session(14, "webhooks", ((5, "webhook handler throws KeyError on a new event type"),
+                             (22, "do the payment webhooks get retried?")),
+            ("harbor/webhooks.py",)),
+    Session(8, "main", ((8, "uvicorn doesn't reload when I edit a .sql file"),
+                        (35, "checkout charged a customer twice after a retry, seen this?")),
+            ("harbor/api/checkout.py", "harbor/db/queries/orders.sql")),
+    Session(3, "main", ((2, "the fixture dump fails with no space left on device"),
+                        (47, "how do I turn on a feature flag locally?")), ("Makefile",)),
+)
+SESSION_HOURS = 9  # sessions start at 09:00 UTC …
+SESSION_LENGTH = timedelta(hours=1, minutes=50)  # … and end before 11:00
+
+
+def _ago(now: datetime, days: int, hours: int = 10) -> datetime:
+    """``hours`` past midnight (UTC), ``days`` days before ``now``'s day."""
+    midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    return midnight - timedelta(days=days) + timedelta(hours=hours)
+
+
+@contextmanager
+def clock_at(moment: datetime) -> Iterator[None]:
+    """agentctx's one clock (``AGENTCTX_NOW``) at ``moment`` while what happened then is
+    written; the clock as it was afterwards."""
+    before = os.environ.get(NOW_ENV)
+    os.environ[NOW_ENV] = to_iso(moment)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOW_ENV, None)
+        else:
+            os.environ[NOW_ENV] = before
+
+
+def _draft(spec: Spec, session_id: str | None = None) -> Draft:
+    return Draft(type=spec.type, title=spec.title, body=spec.body, scope=spec.scope,
+                 confidence=spec.confidence,
+                 source="cli" if spec.confidence == "explicit" else "llm_extraction",
+                 pinned=spec.pinned, reinforce_count=spec.reinforce, session_id=session_id)
 
 
 def _link_files(db: Store, project_id: str, record_id: str, names: tuple[str, ...]) -> None:
@@ -225,8 +292,136 @@ def write_project(folder: Path) -> Path:
     return folder
 
 
+class _History:
+    """The demo's events, played in time order with the clock at each one."""
+
+    def __init__(self, db: Store, project: Project, worktrees: dict[str, str],
+                 folders: dict[str, Path]) -> None:
+        self.db = db
+        self.project = project
+        self.worktrees = worktrees
+        self.folders = folders
+        self.events: list[tuple[datetime, int, Callable[[], None]]] = []
+        self.made: dict[str, Record] = {}  # by title
+        # The judgement's settings as a fresh install has them (the demo's home has no config).
+        self.cfg = config.Config({}, environ={})
+
+    def at(self, moment: datetime, event: Callable[[], None]) -> None:
+        self.events.append((moment, len(self.events), event))
+
+    def play(self) -> None:
+        for moment, _order, event in sorted(self.events, key=lambda e: (e[0], e[1])):
+            with clock_at(moment):
+                event()
+
+    # ------------------------------------------------------------------ records
+
+    def add(self, spec: Spec, key: str | None = None) -> None:
+        draft = _draft(spec)._replace(key=key)
+        record = records.add(self.db, draft, project_id=self.project.id)
+        _link_files(self.db, self.project.id, record.id, spec.files)
+        self.made[spec.title] = record
+
+    def supersede(self, old: Spec, spec: Spec, why: str) -> None:
+        successor = records.supersede(self.db, self.made[old.title].id, _draft(spec), why)
+        _link_files(self.db, self.project.id, successor.id, spec.files)
+        self.made[spec.title] = successor
+
+    def near_duplicates(self) -> None:
+        """What a consolidation's near-duplicate scan stores for the demo's pair: the lexical
+        rule is run on the decisions as they are; the cosine is the model's (see above)."""
+        current = records.list_records(self.db, project_id=self.project.id, types=("decision",),
+                                       limit=1000)
+        docs = docs_for([(r.title, r.body) for r in current])
+        index = {r.title: i for i, r in enumerate(current)}
+        first, second = (index[spec.title] for spec in DUPLICATE)
+        overlap = lexical_overlap(docs[first], docs[second], document_frequency(docs),
+                                  len(current))
+        if overlap is None:
+            raise AssertionError("the demo's near-duplicate pair no longer passes the rule")
+        upkeep.save_near_duplicates(self.db, [r.id for r in current],
+                                    [(current[first].id, current[second].id, DUPLICATE_COSINE,
+                                      overlap)])
+
+    # ------------------------------------------------------------------ sessions
+
+    def session(self, number: int, plan: Session, start: datetime) -> None:
+        """Schedule a session: its SessionStart, its prompts, its end and its extraction."""
+        session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agentctx-demo/session/{number}"))
+        self.at(start, lambda: self.session_start(session_id, plan))
+        for minutes, prompt in plan.prompts:
+            self.at(start + timedelta(minutes=minutes),
+                    partial(self.prompt, session_id, plan, prompt))
+        self.at(start + SESSION_LENGTH, lambda: self.session_end(session_id, number, plan))
+
+    def session_start(self, session_id: str, plan: Session) -> None:
+        """What the SessionStart hook does: the digest, served and accounted."""
+        db, project = self.db, self.project
+        sessions.ensure(db, session_id, project.id, cwd=str(self.folders[plan.worktree]),
+                        transcript_path=f"~/.claude/projects/-harbor/{session_id}.jsonl")
+        served = digest.serve(db, project, self.worktrees[plan.worktree], cfg=self.cfg)
+        if served.text:
+            sessions.add_receipt(db, session_id=session_id, project_id=project.id,
+                                 event="SessionStart", source="startup",
+                                 record_ids=served.record_ids, scores=(), tokens=served.tokens,
+                                 chars=len(served.text), left_out=served.left_out)
+            sessions.mark_seen(db, session_id, served.record_ids)
+
+    def prompt(self, session_id: str, plan: Session, prompt: str) -> None:
+        """What the per-prompt hook does: the judgement on the store as it is now, and its
+        receipt (the prompt, each record's relevance and matched words) when it injects."""
+        db, project = self.db, self.project
+        outcome = already.decide(db, project, prompt, judgement.settings(self.cfg),
+                                 self.worktrees[plan.worktree],
+                                 seen=sessions.seen(db, session_id))
+        decision = outcome.decision
+        redacted = redact(prompt)
+        sessions.append_meta(db, session_id, "prompts",
+                             {"at": now_iso(), "text": redacted},
+                             self.cfg.get_int("recent_prompts"))
+        if not decision.text:
+            return
+        shown = decision.shown
+        sessions.add_receipt(db, session_id=session_id, project_id=project.id,
+                             event="UserPromptSubmit", record_ids=[h.record.id for h in shown],
+                             scores=[h.relevance for h in shown],
+                             tokens=estimate_tokens(decision.text), chars=len(decision.text),
+                             prompt=redacted, matched=[h.matched for h in shown],
+                             pointers=[h.record.id for h in decision.pointers],
+                             left_out=[(hit.record.id, where) for hit, where in outcome.left])
+        full = [h.record.id for h in decision.injected]
+        sessions.mark_seen(db, session_id, full)
+        records.touch(db, full)
+
+    def session_end(self, session_id: str, number: int, plan: Session) -> None:
+        """The session ends; extraction reads its transcript (the ledger row of a Haiku 4.5
+        call of the size such a session takes) and the files it touched are linked."""
+        db, project = self.db, self.project
+        sessions.end(db, session_id)
+        sessions.update_meta(db, session_id, "tests", [{"command": "pytest -n auto",
+                                                        "passed": number % 3 != 0}])
+        # Haiku 4.5 prices: $1 in, $5 out, $1.25 cache write, $0.10 cache read per M tokens.
+        usage = ledger.Usage(input_tokens=6000 + 900 * number, output_tokens=450 + 40 * number,
+                             cache_write_tokens=4300 if number == 0 else 0,
+                             cache_read_tokens=0 if number == 0 else 4300)
+        usd = (usage.input_tokens * 1.0 + usage.output_tokens * 5.0
+               + usage.cache_write_tokens * 1.25 + usage.cache_read_tokens * 0.10) / 1e6
+        ledger.record_call(db, model="claude-haiku-4-5", purpose="extract", usage=usage, usd=usd,
+                           session_id=session_id, project_id=project.id)
+        for name in plan.touched:
+            node = graph.ensure_node(db, project.id, "file", name)
+            graph.add_edge(db, session_id, node.id, "touched")
+        # the consolidation after it measures what the memory files state, and the paths
+        truth.measure_stated(db, project)
+        truth.check_paths(db, project)
+
+
 def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
-    """Build the demo history into ``db`` for the project at ``folder``; returns its project id."""
+    """Build the demo history into ``db`` for the project at ``folder``; returns its project id.
+
+    The history is played in time order with the clock (``AGENTCTX_NOW``) at each event, the
+    last of them a day before ``now``; the clock is as it was when this returns.
+    """
     moment = now or clock_now()
     write_project(folder)
     webhooks = folder.parent / "harbor-webhooks"
@@ -236,83 +431,29 @@ def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:
     gitdir.mkdir(parents=True, exist_ok=True)
     (gitdir / "commondir").write_text("../..\n", encoding="utf-8")
 
-    resolved = projects.resolve(db, str(folder))
-    project = resolved.project
-    worktrees = {"main": resolved.worktree,
-                 "webhooks": projects.resolve(db, str(webhooks)).worktree}
+    first = _ago(moment, max(spec.days_ago for chain in CHAINS for spec, _ in chain) + 1)
+    with clock_at(first):
+        resolved = projects.resolve(db, str(folder))
+        other = projects.resolve(db, str(webhooks))
+        project = resolved.project
+        with db.write():
+            project_profile.refresh(db, project)
+    history = _History(db, project, {"main": resolved.worktree, "webhooks": other.worktree},
+                       {"main": folder, "webhooks": webhooks})
+    for chain in CHAINS:
+        head, _ = chain[0]
+        history.at(_ago(moment, head.days_ago), partial(history.add, head))
+        for (old, _), (spec, why) in pairwise(chain):
+            history.at(_ago(moment, spec.days_ago), partial(history.supersede, old, spec, why))
+    for spec in (*SINGLES, *DUPLICATE):
+        history.at(_ago(moment, spec.days_ago), partial(history.add, spec))
+    for days, tree, title, body in HANDOVERS:
+        spec = Spec(days, "handover", title, body, confidence="inferred")
+        history.at(_ago(moment, days, 17), partial(
+            history.add, spec, key=digest.handover_key(history.worktrees[tree])))
+    for number, plan in enumerate(SESSIONS):
+        history.session(number, plan, _ago(moment, plan.days_ago, SESSION_HOURS))
+    history.at(_ago(moment, CONSOLIDATED_DAYS_AGO, 3), history.near_duplicates)
     with db.write():
-        project_profile.refresh(db, project)
-        made: list[Record] = []
-        for chain in CHAINS:
-            first, _ = chain[0]
-            current = _add(db, first, project.id, project.root, moment)
-            made.append(current)
-            for spec, why in chain[1:]:
-                successor = records.supersede(
-                    db, current.id,
-                    Draft(type=spec.type, title=spec.title, body=spec.body, source="cli",
-                          confidence=spec.confidence, valid_from=_ago(moment, spec.days_ago)),
-                    why)
-                _link_files(db, project.id, successor.id, spec.files)
-                current = successor
-                made.append(current)
-        made.extend(_add(db, spec, project.id, project.root, moment) for spec in SINGLES)
-        for days, tree, title, body in HANDOVERS:
-            made.append(records.add(db, Draft(type="handover", title=title, body=body,
-                                              key=f"worktree:{worktrees[tree]}",
-                                              source="llm_extraction",
-                                              valid_from=_ago(moment, days)),
-                                    project_id=project.id))
-        _sessions(db, project.id, folder, moment, made)
+        history.play()
     return project.id
-
-
-def _sessions(db: Store, project_id: str, folder: Path, now: datetime,
-              made: list[Record]) -> None:
-    """Six past sessions: receipts of the digest the session-start hook builds (and of what the
-    per-prompt hook would show), measured on the text, and an extraction ledger."""
-    current = [r for r in (records.get(db, m.id) for m in made) if r.current]
-    digest = build_digest(db, projects.get(db, project_id))
-    prompts = [
-        ("How do refunds get rounded again?", ["Refund totals were off by one cent"]),
-        ("why is the admin UI able to call the API now", ["connect-python"]),
-        ("tests are slow on my laptop, how do we run them", ["pytest -n auto"]),
-        ("webhook handler throws KeyError on a new event type", ["unknown event types"]),
-        ("where do payouts live now", ["harbor/payments/"]),
-        ("the fixture dump fails with no space left on device", ["RUNNER_TEMP"]),
-    ]
-    for index, (prompt, wanted) in enumerate(prompts):
-        days = 30 - index * 5
-        session_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"agentctx-demo/{prompt}"))
-        sessions.ensure(db, session_id, project_id, cwd=str(folder),
-                        transcript_path=f"~/.claude/projects/-harbor/{session_id}.jsonl",
-                        started_at=_ago(now, days, 9))
-        sessions.end(db, session_id, at=_ago(now, days, 11))
-        sessions.add_receipt(db, session_id=session_id, project_id=project_id,
-                             event="SessionStart", source="startup",
-                             record_ids=list(digest.record_ids),
-                             scores=[1.0] * len(digest.record_ids),
-                             tokens=digest.tokens, chars=len(digest.text))
-        hits = [r for r in current if any(w in r.title or w in r.body for w in wanted)][:2]
-        if hits:
-            text = "\n".join(f"{r.title}: {r.body}" for r in hits)
-            sessions.add_receipt(db, session_id=session_id, project_id=project_id,
-                                 event="UserPromptSubmit", record_ids=[r.id for r in hits],
-                                 scores=[0.8] * len(hits), tokens=estimate_tokens(text),
-                                 chars=len(text))
-            sessions.mark_seen(db, session_id, [r.id for r in hits])
-        sessions.append_meta(db, session_id, "prompts", {"text": prompt}, keep=20)
-        sessions.update_meta(db, session_id, "tests", [{"command": "pytest -n auto",
-                                                        "passed": index % 3 != 0}])
-        # Extraction ledger: Haiku 4.5 prices ($1 in, $5 out, $1.25 cache write, $0.10 cache
-        # read per million tokens), on the token counts a session of this size produces.
-        usage = ledger.Usage(input_tokens=6000 + 900 * index, output_tokens=450 + 40 * index,
-                             cache_write_tokens=4300 if index == 0 else 0,
-                             cache_read_tokens=0 if index == 0 else 4300)
-        usd = (usage.input_tokens * 1.0 + usage.output_tokens * 5.0
-               + usage.cache_write_tokens * 1.25 + usage.cache_read_tokens * 0.10) / 1e6
-        ledger.record_call(db, model="claude-haiku-4-5", purpose="extract", usage=usage, usd=usd,
-                           session_id=session_id, project_id=project_id)
-        for name in ("harbor/payments/refunds.py", "tests/test_refunds.py")[: 1 + index % 2]:
-            node = graph.ensure_node(db, project_id, "file", name)
-            graph.add_edge(db, session_id, node.id, "touched")

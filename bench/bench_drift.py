@@ -29,8 +29,20 @@ imports). Interleaved in one process, ``--runs`` times:
 It prints medians and the ratio to the baseline (target: the scan ≤ 3×). The exit code is 1 when
 a target is missed.
 
-Usage: ``.venv/bin/python bench/bench_drift.py [--data bench/data/drift] [--model PATH]
-[--no-vectors] [--decisions 1000] [--runs 11] [--misses] [--json]``
+**Superseded text.** The fixtures under ``bench/data/drift-superseded/<split>/`` (``--superseded``)
+label every statement of a superseded record's text in their memory files (a case: the record
+in force, the older version stated, contradicted or stale, the file, the form — verbatim, in
+backticks, inflected, a path, a paraphrase, a list item, a table row). Per split and
+configuration: the cases found (a candidate names the stated record in that file; target
+≥ 90%) and found with the labelled class (≥ 80%), per class and per form; present decisions
+flagged (≤ 10%); missing decisions flagged as missing.
+
+``--splits tuning`` scores one split only (the held-out split is scored once, at the end of a
+change).
+
+Usage: ``.venv/bin/python bench/bench_drift.py [--data bench/data/drift] [--superseded DIR]
+[--splits tuning,heldout] [--model PATH] [--no-vectors] [--decisions 1000] [--runs 11]
+[--misses] [--json]``
 """
 
 from __future__ import annotations
@@ -55,22 +67,26 @@ from bench.synth import COMMANDS, NOUNS, REASONS, SUFFIXES, TECH
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = REPO / "bench" / "data" / "drift"
+DEFAULT_SUPERSEDED = REPO / "bench" / "data" / "drift-superseded"
 DEFAULT_MODEL = REPO.parent / "shared" / "models" / "minilm-static-256"
 SPLITS = ("tuning", "heldout")
 MAX_FALSE_POSITIVE = 0.10
 MIN_RECALL = 0.90
 MAX_SPEED_RATIO = 3.0
+MIN_SUPERSEDED_FOUND = 0.90
+MIN_SUPERSEDED_CLASS = 0.80
+MAX_PRESENT_FLAGGED = 0.10
 
 
 # ----------------------------------------------------------------------------- quality
 
 
-def quality(data: Path, encoders: dict[str, Embedder | None],
-            misses: bool) -> tuple[dict[str, Any], list[str]]:
+def quality(data: Path, encoders: dict[str, Embedder | None], misses: bool,
+            splits: tuple[str, ...] = SPLITS) -> tuple[dict[str, Any], list[str]]:
     """Score every split under ``data`` in every configuration; returns the report and misses."""
     report: dict[str, Any] = {}
     failures: list[str] = []
-    for split in SPLITS:
+    for split in splits:
         fixtures = bench.load_split(data / split)
         if not fixtures:
             print(f"{split}: no fixtures in {data / split}")
@@ -119,6 +135,61 @@ def quality(data: Path, encoders: dict[str, Embedder | None],
                 failures.append(f"{split}/{name}: false positives {fp.value:.3f}")
             if not recall_ok:
                 failures.append(f"{split}/{name}: recall {recall.value:.3f}")
+    return report, failures
+
+
+def superseded(data: Path, encoders: dict[str, Embedder | None], misses: bool,
+               splits: tuple[str, ...] = SPLITS) -> tuple[dict[str, Any], list[str]]:
+    """Score the superseded-text fixtures of each split (see the module docstring)."""
+    report: dict[str, Any] = {}
+    failures: list[str] = []
+    for split in splits:
+        fixtures = bench.load_split(data / split)
+        if not fixtures:
+            print(f"superseded {split}: no fixtures in {data / split}")
+            continue
+        cases = sum(len(f.cases) for f in fixtures)
+        print(f"\nsuperseded text, {split}: {len(fixtures)} fixtures, {cases} statements of "
+              "superseded text")
+        report[split] = {}
+        for name, encoder in encoders.items():
+            began = time.perf_counter()
+            outcomes = [bench.evaluate(f, encoder=encoder) for f in fixtures]
+            s = bench.summarize(outcomes)
+            checks = [("found (contradicted or stale)", s.superseded_found, MIN_SUPERSEDED_FOUND,
+                       True),
+                      ("found with the right class", s.superseded_class, MIN_SUPERSEDED_CLASS,
+                       True),
+                      ("present decisions flagged", s.drifted_false_positive,
+                       MAX_PRESENT_FLAGGED, False)]
+            print(f"  {name}  ({time.perf_counter() - began:.1f} s)")
+            for label, rate, target, at_least in checks:
+                met = rate.total == 0 or (rate.value >= target if at_least
+                                          else rate.value <= target)
+                sign = ">=" if at_least else "<="
+                print(f"    {label:<31} {rate}   target {sign} {target:.0%}: "
+                      f"{'met' if met else 'NOT met'}")
+                if not met:
+                    failures.append(f"superseded {split}/{name}: {label} {rate.value:.3f}")
+            print(f"    missing flagged as missing      {s.missing_recall}")
+            print(f"    missing or contradicted flagged {s.recall} (right class "
+                  f"{s.class_exact.value:.3f})")
+            for label, found, right in s.by_class:
+                print(f"      {label:<14} found {found}  right class {right}")
+            for label, found, right in s.by_form:
+                print(f"      {label:<14} found {found}  right class {right}")
+            if misses:
+                for line in bench.misses(outcomes):
+                    print(f"      miss: {line}")
+            report[split][name] = {
+                "cases": cases, "found": _rate(s.superseded_found),
+                "right_class": _rate(s.superseded_class),
+                "present_flagged": _rate(s.drifted_false_positive),
+                "missing_recall": _rate(s.missing_recall), "recall": _rate(s.recall),
+                "by_class": {k: {"found": _rate(f), "right_class": _rate(r)}
+                             for k, f, r in s.by_class},
+                "by_form": {k: {"found": _rate(f), "right_class": _rate(r)}
+                            for k, f, r in s.by_form}}
     return report, failures
 
 
@@ -272,6 +343,10 @@ def main(argv: list[str] | None = None) -> int:
     """Run both parts; returns 1 when a target is missed."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--superseded", type=Path, default=DEFAULT_SUPERSEDED,
+                        help="Fixtures of superseded text (a folder without splits: none).")
+    parser.add_argument("--splits", default=",".join(SPLITS),
+                        help="Splits to score, comma-separated (tuning, heldout).")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--no-vectors", action="store_true")
     parser.add_argument("--decisions", type=int, default=1000)
@@ -285,15 +360,22 @@ def main(argv: list[str] | None = None) -> int:
         model = _model(args.model)
         if model is not None:
             encoders[f"keyword+vectors ({args.model.name})"] = model
-    quality_report, failures = quality(args.data, encoders, args.misses)
+    splits = tuple(x for x in (part.strip() for part in args.splits.split(",")) if x)
+    unknown = [x for x in splits if x not in SPLITS]
+    if unknown:
+        parser.error(f"unknown split {unknown[0]!r}: use {', '.join(SPLITS)}")
+    quality_report, failures = quality(args.data, encoders, args.misses, splits)
+    superseded_report, superseded_failures = superseded(args.superseded, encoders, args.misses,
+                                                        splits)
+    failures += superseded_failures
     vector = next((e for n, e in encoders.items() if e is not None), None)
     speed_report, speed_failures = speed(args.decisions, args.runs, vector)
     failures += speed_failures
     print("\nresult: " + ("every target met" if not failures
                           else "MISSED: " + "; ".join(failures)))
     if args.json:
-        print(json.dumps({"quality": quality_report, "speed": speed_report,
-                          "failures": failures}, indent=2))
+        print(json.dumps({"quality": quality_report, "superseded": superseded_report,
+                          "speed": speed_report, "failures": failures}, indent=2))
     return 1 if failures else 0
 
 

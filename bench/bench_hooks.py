@@ -6,8 +6,11 @@ one loop with the same interpreter and environment:
 * ``baseline`` — ``python -c "import sqlite3, json"`` (fed the same stdin);
 * ``prompt`` — ``agentctx hook prompt`` with a realistic prompt, a new session each time, keyword
   relevance only (``prompt_semantic_check`` off);
-* ``prompt-sem`` — the same with the semantic check on: every record embedded with the real small
-  model (``--model``) and the model's query side file registered, as consolidation leaves them;
+* ``prompt-sem`` — the same with the semantic check on and the prompt's nearest records by
+  meaning among the candidates: every record embedded with the real small model (``--model``),
+  the model's query side file registered and the vector lists built, as consolidation leaves
+  them (the vector side this interpreter picks: the standard-library lists unless sqlite-vec
+  loads);
 * ``post-tool`` — ``agentctx hook post-tool``, alternating a Write and a passing pytest run;
 * ``start-fresh`` — ``agentctx hook session-start`` served from the pre-computed digest;
 * ``start-inline`` — the same after a record change, so the digest is built inline;
@@ -15,9 +18,10 @@ one loop with the same interpreter and environment:
   detached finishing child (consolidation; ``llm`` and ``embeddings`` are off in the benchmark
   home) is waited for after each timed run, so no child competes with the next measurement.
 
-It prints the median of each, its ratio to the baseline's median and the targets: prompt and
-prompt-sem ≤ 1.6× at 10K and ≤ 2.5× at 100K, session-start fresh ≤ 1.4× at every size, post-tool
-≤ 1.6×, and session-end ≤ 1.6× (Claude Code gives all SessionEnd hooks 1.5 s together).
+It prints the median and the 90th percentile of each, its ratio to the baseline's median and
+the targets: prompt ≤ 1.6× at 10K and ≤ 2.5× at 100K, prompt-sem (with vector candidates) ≤
+1.8× at 10K and ≤ 2.8× at 100K, session-start fresh ≤ 1.4× at every size, post-tool ≤ 1.6×, and
+session-end ≤ 1.6× (Claude Code gives all SessionEnd hooks 1.5 s together).
 
 Bytecode: the environment may set ``PYTHONDONTWRITEBYTECODE`` (then every run recompiles every
 module, which no installed copy does); the runs use a private ``PYTHONPYCACHEPREFIX`` instead,
@@ -61,7 +65,7 @@ DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "shared" / "mode
     "minilm-static-256"
 TARGETS: dict[str, dict[int | None, float]] = {  # name -> {size: max ratio}; None: every size
     "prompt": {10_000: 1.6, 100_000: 2.5},
-    "prompt-sem": {10_000: 1.6, 100_000: 2.5},
+    "prompt-sem": {10_000: 1.8, 100_000: 2.8},
     "start-fresh": {None: 1.4},
     "post-tool": {None: 1.6},
     "session-end": {None: 1.6},
@@ -146,7 +150,7 @@ def _prepare_semantic(db_path: Path, home: Path, model_path: Path) -> str:
     from agentctx.benchmarks.retrieval import embed_pending
     from agentctx.consolidate.query_side_file import ensure
     from agentctx.ml.embedder import load_model
-    from agentctx.store import Store
+    from agentctx.store import Store, vecside, vecside_build
 
     model = load_model()
     if model is None:
@@ -155,8 +159,10 @@ def _prepare_semantic(db_path: Path, home: Path, model_path: Path) -> str:
         started = time.perf_counter()
         embedded = embed_pending(db, model)
         outcome = ensure(db, model, home)
+        lists = vecside_build.build(db, model.name)
     return (f"semantic check: {embedded:,} records embedded with {model_path.name} in "
-            f"{time.perf_counter() - started:.1f} s, query side file {outcome}")
+            f"{time.perf_counter() - started:.1f} s, query side file {outcome}, vector side "
+            f"{vecside.backend_name()}: {lists}")
 
 
 def bench_size(size: int, runs: int, workdir: Path, knobs: dict[str, str] | None = None,
@@ -310,9 +316,9 @@ def main() -> None:
             ratio = statistics.median(values[name]) / base
             if limit is not None and ratio > limit:
                 failures.append(f"{name} at {size:,}: {ratio:.2f}x > {limit}x")
-    print("\ntargets (wall time): prompt and prompt-sem <= 1.6x at 10K and <= 2.5x at 100K; "
-          "start-fresh <= "
-          "1.4x; post-tool <= 1.6x; session-end <= 1.6x")
+    print("\ntargets (wall time): prompt <= 1.6x at 10K and <= 2.5x at 100K; prompt-sem (vector "
+          "candidates) <= 1.8x at 10K and <= 2.8x at 100K; start-fresh <= 1.4x; post-tool <= "
+          "1.6x; session-end <= 1.6x")
     print("result: " + ("all targets met" if not failures else "MISSED: " + "; ".join(failures)))
 
 

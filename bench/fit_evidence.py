@@ -2,9 +2,10 @@
 
 Builds, as ``agentctx bench projects`` does after consolidation, a store for the coding
 benchmark's history (its five tuning files) and for each evaluation project (its tuning file),
-runs the store's search for every prompt exactly as the per-prompt judgement does, and describes
-each of the first :data:`CANDIDATES` hits with :func:`agentctx.context.evidence.features`; a hit is
-a positive when it is one of the prompt's labelled answers. Held-out files are never read.
+gathers every prompt's candidates exactly as the per-prompt judgement does
+(:func:`agentctx.context.judgement.candidates`: the keyword hits and the nearest records by
+meaning) and describes each with :func:`agentctx.context.evidence.features`; a candidate is a
+positive when it is one of the prompt's labelled answers. Held-out files are never read.
 
 It then fits two logistic models with L2 regularisation by Newton's method (numpy only): one with
 the semantic features (stores with embeddings), one without (keyword-only stores), and reports
@@ -19,6 +20,7 @@ Usage: ``.venv/bin/python bench/fit_evidence.py [--model ../shared/models/minilm
 from __future__ import annotations
 
 import argparse
+import pickle
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -32,16 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from agentctx.benchmarks import coding_data as data
 from agentctx.benchmarks import eval_judgement, retrieval
 from agentctx.benchmarks import eval_projects as projects
-from agentctx.context import evidence
-from agentctx.store import querymodel
+from agentctx.context import evidence, judgement
 from agentctx.store.db import Store
-from agentctx.store.search import Query, search
-from agentctx.store.textproc import query_terms
 
 CANDIDATES = 10
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent.parent / "shared" / "models" / \
     "minilm-static-256"
-SEMANTIC_ONLY = ("cosine", "cosine_margin")
+SEMANTIC_ONLY = ("cosine", "cosine_margin", "vector_rank", "both", "vector_only", "meaning")
 
 
 class Row:
@@ -72,22 +71,23 @@ def collect(model_path: str) -> list[Row]:
             try:
                 built = data.build(db, history, Path(folder) / "projects")
                 retrieval.consolidate(db, embedder, cfg)
+                knobs = judgement.settings(cfg)
                 for query in queries:
-                    rows += _rows(db, built, name, query)
+                    rows += _rows(db, built, name, query, knobs)
             finally:
                 db.close()
         print(f"{name}: {len(queries)} prompts", file=sys.stderr)
     return rows
 
 
-def _rows(db: Store, built: data.Built, group: str, query: data.BenchQuery) -> list[Row]:
-    hits = search(db, Query(text=query.prompt, project_id=built.project_id, limit=CANDIDATES))
-    terms = query_terms(query.prompt)
-    cosines = querymodel.similarities(db, terms, [(h.record.pk, h.via) for h in hits])
-    found = evidence.features(query.prompt, hits, cosines, len(terms))
+def _rows(db: Store, built: data.Built, group: str, query: data.BenchQuery,
+          knobs: judgement.Settings) -> list[Row]:
+    found = judgement.candidates(db, built.project_id, query.prompt, knobs)
+    described = evidence.features(query.prompt, found.hits, found.cosines, found.terms,
+                                  found.vector_ranks)
     answers = set(query.answers)
     return [Row(group, f"{group}/{query.id}", f, built.keys.get(h.record.id) in answers,
-                query.answerable) for h, f in zip(hits, found, strict=True)]
+                query.answerable) for h, f in zip(found.hits, described, strict=True)]
 
 
 def matrix(rows: Sequence[Row], drop: Sequence[str] = ()) -> np.ndarray[Any, Any]:
@@ -159,18 +159,30 @@ def main(argv: list[str] | None = None) -> int:
     """Collect, fit and report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--rows", help="keep the collected candidates in this file and read "
+                        "them from it next time (to compare features without rebuilding)")
     args = parser.parse_args(argv)
-    rows = collect(args.model)
+    if args.rows and Path(args.rows).is_file():
+        with open(args.rows, "rb") as handle:
+            rows = pickle.load(handle)
+    else:
+        rows = collect(args.model)
+        if args.rows:
+            with open(args.rows, "wb") as handle:
+                pickle.dump(rows, handle)
     y = np.array([r.positive for r in rows], dtype=float)
     prompts = len({r.prompt_id for r in rows})
     print(f"{len(rows)} candidates of {prompts} tuning prompts ({int(y.sum())} answers)")
-    for label, drop in (("SEMANTIC", ()), ("KEYWORD", SEMANTIC_ONLY)):
-        weights, intercept = fit(matrix(rows, drop), y)
+    # A keyword-only store has no candidates by meaning: its model sees the keyword hits only.
+    keyword_rows = [r for r in rows if not r.found.vector_only]
+    for label, drop, fitted in (("SEMANTIC", (), rows), ("KEYWORD", SEMANTIC_ONLY, keyword_rows)):
+        y = np.array([r.positive for r in fitted], dtype=float)
+        weights, intercept = fit(matrix(fitted, drop), y)
         named = ", ".join(f"{n}={w:.2f}" for n, w in zip(evidence.Features._fields, weights,
                                                           strict=True))
         print(f"\n{label}: Features({named}), intercept {intercept:.2f}")
         print("leave-one-project-out:")
-        for line in curve(rows, held_out_probabilities(rows, drop)):
+        for line in curve(fitted, held_out_probabilities(fitted, drop)):
             print("  " + line)
     return 0
 

@@ -105,7 +105,7 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
 def test_drift_note_is_the_one_constant_and_never_mentions_yes() -> None:
     from agentctx.store.drift_state import FLAGGED
 
-    assert digest.DRIFT_NOTE.format(count=3) == (
+    assert digest.DRIFT_NOTE.format(count=3, file="CLAUDE.md") == (
         "3 decisions in the context store are not reflected in CLAUDE.md — suggest "
         "`agentctx sync` to the user.")
     assert "--yes" not in digest.DRIFT_NOTE and digest.DRIFT_THRESHOLD == FLAGGED
@@ -354,3 +354,12 @@ def test_prompt_injection_always_within_budget(entries: list[tuple[str, str, int
     for hit in pointed:
         assert injection.pointer_line(hit.record) in text.split("\n")
         assert f"[{hit.record.id}] {hit.record.type} · pointer · " in text
+
+
+def test_the_drift_note_names_agents_md_where_that_is_the_memory_file(tmp_path: Path) -> None:
+    assert digest.memory_file_name(str(tmp_path)) == "CLAUDE.md"  # neither: sync creates it
+    (tmp_path / "AGENTS.md").write_text("# Agents\n", encoding="utf-8")
+    assert digest.memory_file_name(str(tmp_path)) == "AGENTS.md"
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "CLAUDE.md").write_text("# Project\n", encoding="utf-8")
+    assert digest.memory_file_name(str(tmp_path)) == "CLAUDE.md"

@@ -10,7 +10,7 @@ from agentctx.context import injection, judgement
 from agentctx.context.judgement import CAPPED, CUT, INJECT, POINTER, SEEN, WEAK
 from agentctx.core import config
 from agentctx.store import Store, projects, records, sessions
-from agentctx.store.models import Draft
+from agentctx.store.models import Draft, Hit
 from tests.hooks.conftest import at, payloads, run_hook
 
 DEFAULTS = judgement.settings(config.Config({}, environ={}))
@@ -163,3 +163,33 @@ def test_an_opted_out_or_empty_prompt_gets_nothing(tmp_path: Path) -> None:
             "not ready (run 'agentctx consolidate')")
         assert judgement.semantic_check_state(db, DEFAULTS._replace(semantic_check=False)) == \
             "off"
+
+
+def test_one_accidental_shared_word_never_brings_a_record_in_full(tmp_path: Path) -> None:
+    """A single matched word of low relevance, unsupported by meaning, is capped at a pointer
+    whatever its probability; the same hit among the nearest by meaning is not accidental."""
+    with Store.open(tmp_path / "s.db") as db:
+        record = records.get(db, _add(db, "p", "convention", "API errors are problem+json"))
+        weak = judgement.Verdict(Hit(record, 3.0, 0.09, ("base",)), WEAK, 0.1, 0.34)
+        found = judgement.Candidates([weak.hit], [0.1], [0], 8, [])
+        assert judgement.accidental(weak, found)
+        assert not judgement.accidental(weak, found._replace(vector_ranks=[2]))
+        assert not judgement.accidental(weak, found._replace(vector_ranks=None))  # no vectors
+        two_words = weak._replace(hit=weak.hit._replace(matched=("base", "api")))
+        assert not judgement.accidental(two_words, found._replace(hits=[two_words.hit]))
+        relevant = weak._replace(hit=weak.hit._replace(relevance=0.5))
+        assert not judgement.accidental(relevant, found._replace(hits=[relevant.hit]))
+
+
+def test_a_confident_first_hit_of_both_sides_is_the_agreed_one(tmp_path: Path) -> None:
+    with Store.open(tmp_path / "s.db") as db:
+        first = records.get(db, _add(db, "p", "decision", "Payments go through Stripe"))
+        other = records.get(db, _add(db, "p", "decision", "Invoices are PDFs"))
+        hits = [Hit(first, 5.0, 0.4, ("stripe",)), Hit(other, 0.0, 0.0, ())]
+        found = judgement.Candidates(hits, [0.6, 0.5], [1, 2], 3, [])
+        assert found.agreed() == first.pk
+        assert [found.side(0), found.side(1)] == ["both", "meaning"]
+        assert found._replace(vector_ranks=[2, 1]).agreed() is None  # the sides differ
+        assert found._replace(cosines=[0.3, 0.5]).agreed() is None  # not close in meaning
+        assert found._replace(hits=[hits[0]._replace(relevance=0.1), hits[1]]).agreed() is None
+        assert found._replace(vector_ranks=None, cosines=None).agreed() is None

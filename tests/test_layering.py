@@ -321,6 +321,55 @@ def test_hooks_import_only_the_core_the_context_and_the_store() -> None:
         f"{where} imports {target}" for target, where in sorted(outside.items()))
 
 
+def import_circles(sources: dict[str, tuple[Path, ast.Module]], package: str,
+                   ) -> list[list[str]]:
+    """The circles among the modules of ``package``: every group of two or more modules that
+    reach each other through imports (those inside functions too; ``TYPE_CHECKING`` ones do not
+    run and are left out), found as the strongly connected parts of the import graph."""
+    graph = {name: sorted({target for target, _ in imports_of(name, tree)
+                           if target in sources and target != name and within(target, package)})
+             for name, (_path, tree) in sources.items() if within(name, package)}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    circles: list[list[str]] = []
+
+    def visit(name: str) -> None:
+        order[name] = low[name] = len(order)
+        stack.append(name)
+        for target in graph.get(name, []):
+            if target not in order:
+                visit(target)
+                low[name] = min(low[name], low[target])
+            elif target in stack:
+                low[name] = min(low[name], order[target])
+        if low[name] == order[name]:
+            group = stack[stack.index(name):]
+            del stack[stack.index(name):]
+            if len(group) > 1:
+                circles.append(sorted(group))
+
+    for name in graph:
+        if name not in order:
+            visit(name)
+    return circles
+
+
+def test_the_tui_has_no_import_circle() -> None:
+    """Panes get the browser's state when they are made; none imports the App (which imports
+    them), so the TUI's modules form no circle."""
+    assert not import_circles(ALL, "agentctx.tui")
+
+
+def test_the_circle_check_catches_a_pane_that_imports_the_app() -> None:
+    broken = {name: ALL[name] for name in ALL if within(name, "agentctx.tui")}
+    broken["agentctx.tui.pane"] = (PACKAGE / "tui" / "pane.py", ast.parse(
+        "def app():\n    from agentctx.tui.app import AgentctxApp\n"))
+    assert ["agentctx.tui.app", "agentctx.tui.pane"] in [
+        [n for n in circle if n in ("agentctx.tui.app", "agentctx.tui.pane")]
+        for circle in import_circles(broken, "agentctx.tui")]
+
+
 def test_no_import_probe_for_a_module_of_our_own() -> None:
     """``try: import agentctx.x / except ImportError`` was for modules not written yet; every
     module ships with agentctx now."""

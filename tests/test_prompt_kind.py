@@ -12,6 +12,8 @@ from agentctx.context.prompt_kind import CHAT, EDIT, GENERIC, PROJECT, kind
     "thanks!", "ok, go ahead", "perfect 👍", "lgtm, ship it", "hmm ok let me try that",
     "what did you just change?", "can you undo that last edit", "nice one, that's way cleaner",
     "", "   ", "👍👍",
+    # answers to a choice Claude offered
+    "1", "2.", "option 3", "b", "y", "ok 2", "the second one, 2",
 ])
 def test_chat(prompt: str) -> None:
     assert kind(prompt) == CHAT
@@ -42,6 +44,7 @@ def test_generic_programming_questions(prompt: str) -> None:
     "why is the invoice pdf missing the logo", "how do i create a db migration",
     "TypeError: Cannot read properties of undefined (reading 'map') in OrderList.tsx",
     "what did we decide about caching?", "still on flake8?",
+    "python 3.11 or 3.12?", "port 5432", "error 503 on checkout",
 ])
 def test_questions_that_may_need_the_project(prompt: str) -> None:
     assert kind(prompt) == PROJECT

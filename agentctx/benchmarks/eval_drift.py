@@ -8,13 +8,17 @@ A fixture is a folder (the format fixture authors write to):
 * ``labels.json`` — ``{"kind": "all_present" | "drifted", "present": [ids], "missing": [ids],
   "contradicted": [ids], "stale": [ids of superseded records], "notes": …}``; every current
   decision or convention of confidence explicit or reinforced is in exactly one of present,
-  missing and contradicted.
+  missing and contradicted; optionally ``"cases"``: ``[{"current", "stated", "class", "file",
+  "form"}]``, one per statement of superseded text (``stated`` an older version of ``current``,
+  ``class`` contradicted or stale, ``file`` the memory file relative to ``memory/``).
 
 :func:`evaluate` loads a fixture into a fresh store (a real SQLite file, records added and
 superseded through the records API, in file order), runs the real scan on ``memory/`` and
 compares. :func:`summarize` pools fixtures: the false-positive rate over all_present fixtures
 (current records flagged missing or contradicted), and the recall of missing + contradicted
-records on drifted fixtures, each with a 95% Wilson interval.
+records on drifted fixtures, each with a 95% Wilson interval; where fixtures list cases, how
+many statements of superseded text were found (a candidate names the stated record and places
+it in the labelled file) and how many with the labelled class, in all, per class and per form.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from agentctx.store.models import Draft
 KINDS = ("all_present", "drifted")
 LABELS = ("present", "missing", "contradicted")
 FLAGS = ("missing", "contradicted")
+CASE_CLASSES = ("contradicted", "stale")
 BASE_TIME = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)
 
 
@@ -63,6 +68,11 @@ class Fixture(NamedTuple):
     def kind(self) -> str:
         """``all_present`` or ``drifted``."""
         return str(self.labels["kind"])
+
+    @property
+    def cases(self) -> list[dict[str, str]]:
+        """The labelled statements of superseded text (empty for fixtures without them)."""
+        return list(self.labels.get("cases", []))
 
 
 def _json(path: Path) -> Any:
@@ -113,8 +123,31 @@ def load(folder: Path) -> Fixture:
                            f"(unexpected {extra}, unlabelled {absent}, repeated {repeated})")
     if not (folder / "memory").is_dir():
         raise FixtureError(f"{folder.name}: memory/ is missing")
+    _check_cases(folder, records, labels.get("cases", []))
     return Fixture(folder.name, folder, str(document.get("project") or folder.name), records,
                    labels)
+
+
+def _check_cases(folder: Path, records: Sequence[dict[str, Any]], cases: Any) -> None:
+    supersedes = {r["id"]: r.get("supersedes") for r in records}
+    if not isinstance(cases, list):
+        raise FixtureError(f"{folder.name}: cases must be a list")
+    for case in cases:
+        if not isinstance(case, dict) or not all(isinstance(case.get(k), str) for k in
+                                                  ("current", "stated", "class", "file")):
+            raise FixtureError(f"{folder.name}: a case needs current, stated, class and file")
+        older, seen = supersedes.get(case["current"]), set()
+        while older is not None and older != case["stated"] and older not in seen:
+            seen.add(older)
+            older = supersedes.get(older)
+        if older is None:
+            raise FixtureError(f"{folder.name}: case {case['stated']} is not an older version "
+                               f"of {case['current']}")
+        if case["class"] not in CASE_CLASSES:
+            raise FixtureError(f"{folder.name}: case class must be one of "
+                               f"{', '.join(CASE_CLASSES)}")
+        if not (folder / "memory" / case["file"]).is_file():
+            raise FixtureError(f"{folder.name}: case file {case['file']} is not in memory/")
 
 
 def load_split(folder: Path) -> list[Fixture]:
@@ -152,6 +185,17 @@ def populate(db: Store, fixture: Fixture, root: Path | None = None) -> tuple[str
     return project.id, ids
 
 
+class CaseOutcome(NamedTuple):
+    """One labelled statement of superseded text, and what the scan made of it."""
+
+    current: str
+    stated: str
+    label: str  # contradicted | stale
+    form: str
+    file: str
+    found: str | None  # the class of the candidate naming ``stated`` in ``file``; None: not found
+
+
 class Outcome(NamedTuple):
     """One fixture scored."""
 
@@ -162,6 +206,7 @@ class Outcome(NamedTuple):
     stale_predicted: frozenset[str]
     stale_labelled: frozenset[str]
     seconds: float
+    cases: tuple[CaseOutcome, ...] = ()
 
     def flagged(self, ids: Sequence[str]) -> int:
         """How many of ``ids`` the scan flagged (missing or contradicted)."""
@@ -186,6 +231,8 @@ def evaluate(fixture: Fixture, *, params: Params = DEFAULT, encoder: Embedder | 
     labels = {i: key for key in LABELS for i in fixture.labels.get(key, [])}
     predicted = dict.fromkeys(labels, "present")
     stale: set[str] = set()
+    # (stated fixture id, file) -> the classes of the candidates placing that text there
+    placed: dict[tuple[str, str], set[str]] = {}
     for candidate in result.candidates:
         fid = back.get(candidate.id)
         if fid is None:
@@ -194,8 +241,19 @@ def evaluate(fixture: Fixture, *, params: Params = DEFAULT, encoder: Embedder | 
             predicted[fid] = candidate.kind
         elif candidate.kind == STALE:
             stale.add(fid)
+        if candidate.stated is not None:
+            stated = back.get(candidate.stated, candidate.stated)
+            for unit in candidate.units:
+                placed.setdefault((stated, result.memory.units[unit].file), set()).add(
+                    candidate.kind)
+    cases = []
+    for case in fixture.cases:
+        classes = placed.get((case["stated"], case["file"]), set())
+        found = case["class"] if case["class"] in classes else min(classes, default=None)
+        cases.append(CaseOutcome(case["current"], case["stated"], case["class"],
+                                 case.get("form", ""), case["file"], found))
     return Outcome(fixture.name, fixture.kind, predicted, labels, frozenset(stale),
-                   frozenset(fixture.labels.get("stale", [])), seconds)
+                   frozenset(fixture.labels.get("stale", [])), seconds, tuple(cases))
 
 
 class Rate(NamedTuple):
@@ -229,6 +287,12 @@ class Summary(NamedTuple):
     drifted_false_positive: Rate  # drifted: records labelled present but flagged
     stale_recall: Rate
     stale_precision: Rate
+    missing_recall: Rate = Rate(0, 0)  # drifted: records labelled missing flagged missing
+    superseded_found: Rate = Rate(0, 0)  # cases: the stated text found (either class)
+    superseded_class: Rate = Rate(0, 0)  # cases: found with the labelled class
+    # per class ("contradicted", "stale") and per form: (name, found, with the labelled class)
+    by_class: tuple[tuple[str, Rate, Rate], ...] = ()
+    by_form: tuple[tuple[str, Rate, Rate], ...] = ()
 
 
 def summarize(outcomes: Sequence[Outcome]) -> Summary:
@@ -249,8 +313,23 @@ def summarize(outcomes: Sequence[Outcome]) -> Summary:
         stale_hit += len(o.stale_predicted & o.stale_labelled)
         stale_total += len(o.stale_labelled)
         stale_flagged += len(o.stale_predicted)
+    missing = [(o, i) for o in outcomes if o.kind != "all_present"
+               for i, label in o.labels.items() if label == "missing"]
+    cases = [c for o in outcomes for c in o.cases]
     return Summary(len(outcomes), fp, recall, exact, dfp, Rate(stale_hit, stale_total),
-                   Rate(stale_hit, stale_flagged))
+                   Rate(stale_hit, stale_flagged),
+                   Rate(sum(1 for o, i in missing if o.predicted[i] == "missing"), len(missing)),
+                   *_case_rates(cases),
+                   tuple((k, *_case_rates([c for c in cases if c.label == k]))
+                         for k in CASE_CLASSES if any(c.label == k for c in cases)),
+                   tuple((k, *_case_rates([c for c in cases if c.form == k]))
+                         for k in sorted({c.form for c in cases})))
+
+
+def _case_rates(cases: Sequence[CaseOutcome]) -> tuple[Rate, Rate]:
+    """How many of ``cases`` were found, and how many with the labelled class."""
+    return (Rate(sum(1 for c in cases if c.found is not None), len(cases)),
+            Rate(sum(1 for c in cases if c.found == c.label), len(cases)))
 
 
 def misses(outcomes: Sequence[Outcome]) -> list[str]:
@@ -265,4 +344,9 @@ def misses(outcomes: Sequence[Outcome]) -> list[str]:
             lines.append(f"{o.name}: {fid} labelled stale, not flagged")
         for fid in sorted(o.stale_predicted - o.stale_labelled):
             lines.append(f"{o.name}: {fid} flagged stale, not labelled")
+        for case in o.cases:
+            if case.found != case.label:
+                lines.append(f"{o.name}: {case.stated} ({case.form}, {case.file}) for "
+                             f"{case.current} labelled {case.label}, "
+                             f"{'found ' + case.found if case.found else 'not found'}")
     return lines

@@ -39,16 +39,17 @@ from agentctx.store.db import Store
 PHASES = ("fresh", "consolidated")
 # The kind of a prompt of a file written before prompts were labelled by kind.
 UNLABELLED = "unlabelled"
-# The targets, checked on the consolidated phase of the pooled held-out prompts.
+# The targets, checked on the consolidated phase of the pooled held-out prompts.
 TARGETS: tuple[tuple[str, str, float], ...] = (
-    ("unanswerable_no_full", ">=", 0.85),
-    ("unanswerable_nothing", ">=", 0.75),
+    ("unanswerable_no_full", ">=", 0.90),
+    ("unanswerable_nothing", ">=", 0.80),
     ("unanswerable_tokens", "<=", 40.0),
-    ("recall_at_3", ">=", 0.85),
+    ("recall_at_3", ">=", 0.90),
     ("recall_at_3_paraphrase", ">=", 0.60),
-    ("recall_at_3_full", ">=", 0.73),
+    ("recall_at_3_full", ">=", 0.80),
     ("supersession_current", ">=", 0.90),
     ("supersession_old_shown", "<=", 0.0),
+    ("paraphrase_wrong_full", "<=", 0.10),
 )
 
 
@@ -106,6 +107,10 @@ class Score(NamedTuple):
     supersession_current: Share
     supersession_old_shown: int
     tokens_per_prompt: float | None
+    # Paraphrased prompts given a record that does not answer them in full.
+    paraphrase_wrong_full: Share = Share(0, 0)
+    # Prompts in a record's own words (every answerable kind but paraphrase) given it in full.
+    own_words_full: Share = Share(0, 0)
 
 
 def score(judged: Sequence[Judged], chains: dict[str, dict[str, frozenset[str]]]) -> Score:
@@ -113,6 +118,8 @@ def score(judged: Sequence[Judged], chains: dict[str, dict[str, frozenset[str]]]
     unanswerable = [j for j in judged if not j.query.answerable]
     answerable = [j for j in judged if j.query.answerable]
     changed = [j for j in answerable if j.query.about_change]
+    paraphrased = [j for j in answerable if j.query.kind == "paraphrase"]
+    own_words = [j for j in answerable if j.query.kind not in ("paraphrase", UNLABELLED)]
 
     def found(j: Judged, keys: Sequence[str]) -> bool:
         return bool(set(j.query.answers) & set(keys[:3]))
@@ -137,7 +144,10 @@ def score(judged: Sequence[Judged], chains: dict[str, dict[str, frozenset[str]]]
         recall_by_kind=recall_kind, nothing_by_kind=nothing_kind,
         supersession_current=Share(sum(current_found(j) for j in changed), len(changed)),
         supersession_old_shown=sum(len(j.old_versions) for j in judged),
-        tokens_per_prompt=metrics.mean([float(j.tokens) for j in judged]) if judged else None)
+        tokens_per_prompt=metrics.mean([float(j.tokens) for j in judged]) if judged else None,
+        paraphrase_wrong_full=Share(sum(bool(set(j.full) - set(j.query.answers))
+                                        for j in paraphrased), len(paraphrased)),
+        own_words_full=Share(sum(found(j, j.full) for j in own_words), len(own_words)))
 
 
 class ProjectRun(NamedTuple):
@@ -318,6 +328,9 @@ def render(report: JudgementReport) -> str:
         rows += _rows("all projects", pooled)
         lines += ["", f"phase: {phase}", tables.table(headers, rows), "recall@3 by kind: " +
                   "; ".join(f"{k} {v.describe()}" for k, v in pooled.recall_by_kind.items()),
+                  f"paraphrases with a wrong record in full: "
+                  f"{pooled.paraphrase_wrong_full.describe()}; prompts in a record's own words "
+                  f"given it in full: {pooled.own_words_full.describe()}",
                   "nothing injected by kind: " +
                   "; ".join(f"{k} {v.describe()}" for k, v in pooled.nothing_by_kind.items())]
     lines += ["", "targets (consolidated, all projects):"]
@@ -359,7 +372,9 @@ def to_json(report: JudgementReport) -> dict[str, Any]:
                 "nothing_by_kind": {k: share(v) for k, v in s.nothing_by_kind.items()},
                 "supersession_current": share(s.supersession_current),
                 "supersession_old_shown": s.supersession_old_shown,
-                "tokens_per_prompt": s.tokens_per_prompt}
+                "tokens_per_prompt": s.tokens_per_prompt,
+                "paraphrase_wrong_full": share(s.paraphrase_wrong_full),
+                "own_words_full": share(s.own_words_full)}
 
     return {"benchmark": "judgement", "split": report.split,
             "hook_settings": report.settings._asdict(), "model": report.model,

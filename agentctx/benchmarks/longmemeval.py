@@ -45,9 +45,12 @@ TITLE_CHARS = 100
 TOP = 10
 PROJECT_NAME = "longmemeval"
 HOOK, HOOK_FULL, KEYWORD, HYBRID, FTS5 = "hook", "hook_full", "keyword", "hybrid", "fts5"
+FTS5_EQUAL = "fts5_equal_tokens"
 LABELS = {HOOK: "(a) per-turn hook (full or pointer)", HOOK_FULL: "    per-turn hook, in full only",
           KEYWORD: "    keyword search, no threshold",
-          HYBRID: "(b) hybrid ctx_search", FTS5: "(c) plain FTS5 baseline"}
+          HYBRID: "(b) hybrid ctx_search", FTS5: "(c) plain FTS5 baseline",
+          FTS5_EQUAL: "    plain FTS5 within the hook's tokens"}
+CONFIGURATIONS = (HOOK, HOOK_FULL, KEYWORD, HYBRID, FTS5, FTS5_EQUAL)
 HOW_TO_GET = ("LongMemEval data not found. Pass --data PATH: either longmemeval_s_cleaned.json "
               "from https://huggingface.co/datasets/xiaowu0162/longmemeval-cleaned (the paper's "
               "repository: https://github.com/xiaowu0162/LongMemEval), or the 34-question subset "
@@ -240,6 +243,9 @@ class Result(NamedTuple):
     cut: int
     refused: int
     consolidation: retrieval.Consolidated
+    # Tokens injected for the question: the hook's, and plain FTS5's top 3 composed in full
+    # the way the hook composes (same fence, same budget).
+    tokens: dict[str, int] | None = None
 
 
 class LmeReport(NamedTuple):
@@ -316,12 +322,39 @@ def _scored(question: Question, cfg: config.Config,
             baseline = Fts5Baseline(ingested.texts)
             found_fts, seconds[FTS5] = retrieval.timed(lambda: baseline.search(text, TOP))
             rankings[FTS5] = tuple(found_fts)
+            tokens = {HOOK: injection.tokens,
+                      FTS5: _composed_tokens(db, ingested, found_fts[:3], cfg)}
+            rankings[FTS5_EQUAL] = _within(db, ingested, found_fts, injection.tokens, cfg)
         finally:
             if baseline is not None:
                 baseline.close()
             db.close()
     return Result(question, rankings, seconds, keyword[0].relevance if keyword else None,
-                  top_cosine, ingested.cut, ingested.refused, consolidation)
+                  top_cosine, ingested.cut, ingested.refused, consolidation, tokens)
+
+
+def _composed_tokens(db: Store, ingested: Ingested, turn_keys: Sequence[str],
+                     cfg: config.Config) -> int:
+    """Tokens of ``turn_keys``' records injected in full as the hook composes them."""
+    from agentctx.core.budget import estimate_tokens
+    from agentctx.store.models import Hit
+
+    ids = {key: record_id for record_id, key in ingested.keys.items()}
+    hits = [Hit(records.get(db, ids[key]), 1.0, 1.0, ()) for key in turn_keys if key in ids]
+    text, _full, _pointers = judgement.compose(hits, PROJECT_NAME, judgement.settings(cfg))
+    return estimate_tokens(text) if text else 0
+
+
+def _within(db: Store, ingested: Ingested, turn_keys: Sequence[str], budget: int,
+            cfg: config.Config) -> tuple[str, ...]:
+    """Plain FTS5's first hits, as many as fit in ``budget`` tokens composed (at most 3): FTS5
+    at the tokens the hook spent on the question."""
+    kept: list[str] = []
+    for key in turn_keys[:3]:
+        if _composed_tokens(db, ingested, [*kept, key], cfg) > budget:
+            break
+        kept.append(key)
+    return tuple(kept)
 
 
 # ---------------------------------------------------------------------------------- scoring
@@ -343,7 +376,7 @@ def score(results: Sequence[Result], name: str) -> Score | None:
     answerable = [r for r in results if not r.question.abstention and name in r.rankings]
     if not answerable:
         return None
-    reach = 3 if name in (HOOK, HOOK_FULL) else TOP
+    reach = 3 if name in (HOOK, HOOK_FULL, FTS5_EQUAL) else TOP
     session_of = {t.key: t.session for r in answerable for t in r.question.turns}
     recall_any: dict[int, float | None] = {}
     for k in (3, 5, 10):
@@ -362,6 +395,27 @@ def score(results: Sequence[Result], name: str) -> Score | None:
                  metrics.median(times) if times else None)
 
 
+def tokens_per_question(results: Sequence[Result], name: str) -> float | None:
+    """Mean tokens injected per answerable question by ``name`` (``hook`` or ``fts5``'s top
+    3 composed in full)."""
+    counted = [float(r.tokens[name]) for r in results
+               if not r.question.abstention and r.tokens and name in r.tokens]
+    return metrics.mean(counted) if counted else None
+
+
+def equal_tokens_line(results: Sequence[Result]) -> str:
+    """The hook against plain FTS5's top 3 at equal tokens, in one line."""
+    hook, fts5, equal = (score(results, n) for n in (HOOK, FTS5, FTS5_EQUAL))
+    if hook is None or fts5 is None or equal is None:
+        return "hook vs FTS5 at equal tokens: not measured"
+    hook_tokens = tables.number(tokens_per_question(results, HOOK), 1)
+    return (f"hook vs plain FTS5's top 3 at equal tokens: hook recall_any@3 "
+            f"{tables.ratio(hook.recall_any[3])} at {hook_tokens} tokens per question; "
+            f"FTS5 top 3 {tables.ratio(fts5.recall_any[3])} at "
+            f"{tables.number(tokens_per_question(results, FTS5), 1)}; FTS5 within the hook's "
+            f"tokens {tables.ratio(equal.recall_any[3])}")
+
+
 def targets(results: Sequence[Result]) -> list[dict[str, Any]]:
     """The issue's targets (set on the 30-answerable-question subset), checked on ``results``."""
     hook, hybrid, fts5 = (score(results, name) for name in (HOOK, HYBRID, FTS5))
@@ -371,6 +425,10 @@ def targets(results: Sequence[Result]) -> list[dict[str, Any]]:
         ("hook recall_any@3", hook.recall_any[3] if hook else None, 0.90),
         ("hook answered@3 minus FTS5 answered@3",
          float(hook.answered_at_3 - fts5.answered_at_3) if hook and fts5 else None, 0.0)]
+    hook_tokens, fts5_tokens = (tokens_per_question(results, n) for n in (HOOK, FTS5))
+    if hook_tokens is not None and fts5_tokens is not None:
+        checks.append(("FTS5 top-3 tokens minus hook tokens per question",
+                       fts5_tokens - hook_tokens, 0.0))
     temporal = by_type(results, "temporal-reasoning", HYBRID, 5)
     if temporal[1]:
         checks.append(("temporal-reasoning questions answered in hybrid top 5 (share)",
@@ -444,7 +502,7 @@ def render(report: LmeReport) -> str:
     headers = ["configuration", "R_any@3", "R_any@5", "R_any@10", "turn R@3", "turn R@10",
                "answered@3", "p50 ms"]
     rows = []
-    for name in (HOOK, HOOK_FULL, KEYWORD, HYBRID, FTS5):
+    for name in CONFIGURATIONS:
         found = score(results, name)
         if found is None:
             rows.append([LABELS[name] + " (unavailable)", *[tables.MISSING] * 7])
@@ -458,6 +516,7 @@ def render(report: LmeReport) -> str:
     if with_turns is not None:
         lines.append(f"turn-level recall over the {with_turns.turn_questions} answerable "
                      "questions that mark has_answer turns")
+    lines.append(equal_tokens_line(results))
     lines.append("targets (set on the 30-question subset):")
     for check in targets(results):
         digits = 0 if "minus" in check["metric"] else 3
@@ -483,7 +542,7 @@ def render(report: LmeReport) -> str:
 def to_json(report: LmeReport) -> dict[str, Any]:
     """The report for machines."""
     configurations: dict[str, Any] = {}
-    for name in (HOOK, HOOK_FULL, KEYWORD, HYBRID, FTS5):
+    for name in CONFIGURATIONS:
         found = score(report.results, name)
         configurations[name] = None if found is None else {
             "recall_any": {f"@{k}": v for k, v in found.recall_any.items()},
@@ -502,6 +561,8 @@ def to_json(report: LmeReport) -> dict[str, Any]:
         "hook_settings": report.settings._asdict(), "hook_selection": report.hook_note,
         "hybrid_model": report.hybrid, "hybrid_unavailable": report.hybrid_reason,
         "configurations": configurations, "targets": targets(report.results),
+        "tokens_per_question": {name: tokens_per_question(report.results, name)
+                                for name in (HOOK, FTS5)},
         "abstention": [{"question_id": r.question.id, "top_relevance": r.top_relevance,
                         "top_cosine": r.top_cosine, "hook_injects": len(r.rankings[HOOK]),
                         "hook_injects_full": len(r.rankings.get(HOOK_FULL, ()))}

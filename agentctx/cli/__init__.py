@@ -64,6 +64,8 @@ def _register() -> None:
     why.register(app)
     from agentctx.cli import verify
     verify.register(app)
+    from agentctx.cli.helptext import readable
+    readable(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
@@ -80,6 +82,11 @@ def run_cli(argv: list[str] | None = None) -> None:
         sys.exit(exc.code)
     except (StoreError, ConfigError) as exc:
         typer.echo(f"agentctx: {redact(str(exc))}", err=True)
+        sys.exit(1)
+    except OSError as exc:  # a path that is not there, not writable, not a file …
+        _log_crash()
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"agentctx: {redact(where + (exc.strerror or str(exc)))}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
         typer.echo("agentctx: interrupted", err=True)

@@ -21,6 +21,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.cli.render import plural
 from agentctx.core import config
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
@@ -74,6 +75,9 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
         data = _status_data(db, current)
         state = team.status(db, current, os.getcwd())
         data["team"] = asdict(state) if state.enabled else None
+        shorts = rec.short_ids(db, [*(i for m in data["merge_candidates"]
+                                      for i in (m.older_id, m.newer_id)),
+                                    *(p.id for p in data["prune_candidates"])])
     if json_out:
         for key in ("merge_candidates", "prune_candidates"):
             data[key] = [item._asdict() for item in data[key]]
@@ -104,7 +108,7 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
          f"(SessionStart {inj.get('tokens.SessionStart', 0):,} · per prompt "
          f"{inj.get('tokens.UserPromptSubmit', 0):,})")
     ext = data["extraction"]
-    echo(f"llm      {ext['calls']} calls · ${ext['usd']:.4f} · cap "
+    echo(f"llm      {plural(ext['calls'], 'call')} · ${ext['usd']:.4f} · cap "
          f"${ext['cap_usd_per_session']:.2f} per session")
     if data["sessions"]:
         echo("")
@@ -122,14 +126,15 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
             if isinstance(last, dict) and last.get("status") == "failed":
                 line += f"  [extraction {last.get('status')}: {last.get('reason', '')}]"
             echo(line)
-    for key, label in (("merge_candidates", "merge candidates"),
-                       ("prune_candidates", "pruning candidates")):
-        items = data.get(key)
-        if items:
+    lines = {"merge candidates": [m.line(shorts[m.older_id], shorts[m.newer_id])
+                                  for m in data["merge_candidates"]],
+             "pruning candidates": [p.line(shorts[p.id]) for p in data["prune_candidates"]]}
+    for label, found in lines.items():
+        if found:
             echo("")
-            echo(f"{label} ({len(items)})")
-            for item in items[:10]:
-                echo(f"  {item}")
+            echo(f"{label} ({len(found)})")
+            for line in found[:10]:
+                echo(f"  {line}")
     stale = data["possibly_stale"]
     if stale:
         from agentctx.context.injection import gone_note  # late: only with something to show
@@ -161,7 +166,7 @@ def projects_list(ctx: typer.Context, json_out: bool = JsonOption) -> None:
         typer.echo("no projects yet")
     for item in rows:
         project = item.project
-        typer.echo(f"{project.id[:12]}  {project.name:<20} {item.records:>5} records  "
+        typer.echo(f"{project.id[:12]}  {project.name:<20} {plural(item.records, 'record'):>13}  "
                    f"last {str(item.last_seen)[:10]}  {project.remote or project.root}"
                    + ("  [paused]" if project.paused else ""))
 
@@ -177,7 +182,7 @@ def projects_merge(old: str = typer.Argument(..., help="Project to re-home (id, 
                                          f"into {target.name} ({target.id})?", default=False):
             fail("nothing merged")
         moved = proj.merge(db, source.id, target.id)
-    typer.echo(f"moved {moved} records from {source.name} into {target.name}")
+    typer.echo(f"moved {plural(moved, 'record')} from {source.name} into {target.name}")
 
 
 # ----------------------------------------------------------------------------------- config
@@ -295,7 +300,8 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
                                           help="Build the demo home here and keep it."),
          ) -> None:
     """Build a realistic demo store in a temporary home and open it in the TUI (in a terminal;
-    otherwise, or with --no-tui, print its status and export)."""
+    otherwise, or with --no-tui, print its status and export). A temporary home opened in the
+    TUI is deleted when you quit it (and says so); --keep PATH keeps it."""
     from agentctx import demo as demo_data
 
     base = keep or Path(tempfile.mkdtemp(prefix="agentctx-demo-"))
@@ -303,6 +309,7 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         fail(f"{keep} is not empty; choose an empty or new folder")
     home = base / "home"
     os.environ[config.HOME_ENV] = str(home)
+    deleted = False
     try:
         config.ensure_home(home)
         with Store.open(home / config.DB_NAME) as db:
@@ -312,8 +319,12 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         if not no_tui and sys.stdout.isatty() and sys.stdin.isatty():
             from agentctx.tui.app import run_tui
 
+            if keep is None:
+                typer.echo("(a temporary home, deleted when you quit; agentctx demo --keep PATH "
+                           "keeps one)", err=True)
             os.chdir(base / "harbor")
             run_tui(project=project_id, home=home)
+            deleted = keep is None
             return
         with Store.open(home / config.DB_NAME) as db:
             data = _status_data(db, proj.get(db, project_id))
@@ -331,6 +342,8 @@ def demo(no_tui: bool = typer.Option(False, "--no-tui", help="Print status and e
         if keep is None:
             os.chdir(os.path.expanduser("~"))
             shutil.rmtree(base, ignore_errors=True)
+            if deleted:
+                typer.echo(f"the demo home {base} is deleted", err=True)
 
 
 # ----------------------------------------------------------------------------------- tui

@@ -41,6 +41,20 @@ def open_store() -> Iterator[Store]:
         db.close()
 
 
+def check_date(option: str, value: str | None) -> str | None:
+    """``value`` when it is a date or time the store understands (or ``None``); otherwise the
+    command stops with one line naming ``option`` (before anything is read or written)."""
+    if value is None:
+        return None
+    from agentctx.core.ids import parse_time
+
+    try:
+        parse_time(value)
+    except ValueError as exc:
+        fail(f"{option}: {exc}")
+    return value
+
+
 def current_project(db: Store, ref: str | None) -> Project:
     """The project named by ``--project``, else the one of the working folder."""
     if ref:

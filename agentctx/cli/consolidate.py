@@ -8,6 +8,7 @@ import sys
 import typer
 
 from agentctx.cli.common import JsonOption, ProjectOption, open_store, print_json
+from agentctx.cli.render import plural
 from agentctx.consolidate.run import Report, consolidate
 
 
@@ -53,17 +54,20 @@ def summary(report: Report) -> list[str]:
     total = report.seconds.get("total", 0.0)
     lines = [f"consolidated in {total:.2f} s"]
     if report.model:
-        lines.append(f"  embeddings  {report.embedded} records embedded with {report.model} "
+        lines.append(f"  embeddings  {plural(report.embedded, 'record')} embedded with "
+                     f"{report.model} "
                      f"({report.pending_left} still pending; vector search: {report.backend})")
-        lines.append(f"  duplicates  {report.near_duplicates} candidate pairs "
+        lines.append(f"  duplicates  {plural(report.near_duplicates, 'candidate pair')} "
                      f"({report.new_candidates} new, {report.merged} merged, "
                      f"{report.judged_distinct} judged distinct)")
     else:
         lines.append(f"  embeddings  {report.embeddings}; full-text search only")
-    lines.append(f"  scores      {report.scored} records ({report.scores_changed} changed)")
-    lines.append(f"  archive     {report.archived} records moved")
-    lines.append(f"  drift       {report.drift_flagged} records not reflected in CLAUDE.md "
-                 f"({report.drift_scanned} projects scanned; agentctx sync shows them)")
+    lines.append(f"  scores      {plural(report.scored, 'record')} ({report.scores_changed} "
+                 "changed)")
+    lines.append(f"  archive     {plural(report.archived, 'record')} moved")
+    lines.append(f"  drift       {plural(report.drift_flagged, 'record')} not reflected in "
+                 f"CLAUDE.md ({plural(report.drift_scanned, 'project')} scanned; agentctx sync "
+                 "shows them)")
     lines.append(f"  digests     {report.digests} rebuilt")
     if report.team_files:
         lines.append(f"  team files  {report.team_files} rewritten")

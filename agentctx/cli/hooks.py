@@ -25,6 +25,7 @@ from agentctx.cli.common import (
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
 from agentctx.store import projects
+from agentctx.store.errors import NotFound
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from agentctx.context.judgement import Decision, Verdict
@@ -57,7 +58,8 @@ def preview(
                                    "(it never changes the decision)."),
     session: str | None = typer.Option(None, "--session",
                                        help="Leave out what this Claude Code session already "
-                                            "holds (default: a fresh session)."),
+                                            "holds: its id or first characters (default: a "
+                                            "fresh session)."),
     text: bool = typer.Option(False, "--text", help="Also print the exact text injected."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
@@ -79,16 +81,20 @@ def preview(
         left: dict[str, str] = {}
         why = judgement.not_judged(prompt, target)
         if not why:
-            if session and sessions.get(db, session) is None:
-                fail(f"no session {session!r} in the store (see 'agentctx status')")
-            seen = sessions.seen(db, session) if session else frozenset()
+            seen: frozenset[str] | set[str] = frozenset()
+            if session:
+                try:
+                    seen = sessions.seen(db, sessions.resolve(db, session).session_id)
+                except NotFound:
+                    fail(f"no session {session!r} in the store (see 'agentctx status')")
             root = str(drift.project_folder(db, target, os.getcwd()))
             outcome = already.decide(db, target, prompt, knobs, root, seen=seen)
             decision = outcome.decision
             left = {hit.record.id: where for hit, where in outcome.left}
         semantic = judgement.semantic_check_state(db, knobs)
         listed = _listed(decision.verdicts, limit)
-        shorts = rec.short_ids(db, [v.hit.record.id for v in listed])
+        shorts = rec.short_ids(db, [*(v.hit.record.id for v in listed),
+                                    *(v.hit.via for v in listed if v.hit.via)])
     injected = decision.text
     settings = {"full_confidence": knobs.full_confidence,
                 "pointer_confidence": knobs.pointer_confidence,
@@ -103,7 +109,7 @@ def preview(
                                     "probability": v.probability, "relevance": v.hit.relevance,
                                     "cosine": v.cosine, "matched": list(v.hit.matched),
                                     "replaces": v.hit.via, "dated": v.hit.dated,
-                                    "outcome": v.outcome,
+                                    "found_by": v.found_by, "outcome": v.outcome,
                                     "why": _why(v, left, decision.gone),
                                     "stated_in": left.get(v.hit.record.id),
                                     "gone": decision.gone.get(v.hit.record.id, [])}
@@ -158,9 +164,11 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
         if v.hit.matched:
             detail += "; matched: " + ", ".join(v.hit.matched)
         if v.hit.via:
-            detail += f"; replaces {v.hit.via[:12]}"
+            detail += f"; replaces {shorts[v.hit.via]}"
         if v.hit.dated:
             detail += "; dated where the prompt points"
+        if v.found_by != "keyword":
+            detail += "; found by meaning" + (" and keywords" if v.found_by == "both" else "")
         lines.append(f"{'':10}{detail}")
     full, pointers = len(decision.injected), len(decision.pointers)
     if full or pointers:

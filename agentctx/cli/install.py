@@ -22,9 +22,13 @@ def _interactive() -> bool:
 
 
 def _confirm(question: str, yes: bool, *, default: bool) -> bool:
-    """Ask ``question`` on a terminal; ``--yes`` (or no terminal, for reversible steps) says yes."""
-    if yes or not _interactive():
+    """Ask ``question`` on a terminal; ``--yes`` says yes. Without a terminal nothing is asked
+    and nothing applied (as ``forget`` and ``sync --apply`` do): one line says to add --yes."""
+    if yes:
         return True
+    if not _interactive():
+        fail("no terminal to confirm these changes on: add --yes to apply them (--dry-run "
+             "shows them); nothing was changed")
     return typer.confirm(question, default=default)
 
 

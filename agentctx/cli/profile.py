@@ -51,7 +51,8 @@ def show(all_: bool = typer.Option(False, "--all", help="Also list cleared and s
     with open_store() as db:
         found = rec.list_records(db, project_id=GLOBAL_PROJECT, types=("preference",),
                                  include_superseded=all_)
-        shorts = rec.short_ids(db, [r.id for r in found])
+        shorts = rec.short_ids(db, [*(r.id for r in found),
+                                    *(r.superseded_by for r in found if r.superseded_by)])
     entries = [_entry(r, shorts[r.id], needed) for r in found]
     if json_out:
         print_json(entries)
@@ -80,7 +81,7 @@ def show(all_: bool = typer.Option(False, "--all", help="Also list cleared and s
             if e["confidence"] == "inferred":
                 mark += f" {e['reinforce_count']}/{needed}"
             if not e["current"]:
-                mark = (f"superseded by {e['superseded_by'][:10]}" if e["superseded_by"]
+                mark = (f"superseded by {shorts[e['superseded_by']]}" if e["superseded_by"]
                         else f"cleared {str(e['superseded_at'])[:10]}")
             typer.echo(f"  {e['short_id']:<12} [{mark}] {e['title']}")
 
@@ -130,14 +131,15 @@ def clear(
         record = _preference(db, record_id)
         if not record.current:
             fail(f"{record.id} is already retired or superseded")
+        short = rec.short_ids(db, [record.id])[record.id]
         if not yes:
             if not is_tty():
                 fail("clearing needs confirmation: pass --yes")
-            typer.confirm(f"Clear {record.id[:10]} {record.title!r} from the developer profile?",
+            typer.confirm(f"Clear {short} {record.title!r} from the developer profile?",
                           abort=True)
         upkeep.retire(db, record.id, why, actor="cli")
-    typer.echo(f"cleared {record.id}: it is no longer injected; 'agentctx history {record.id[:10]}'"
-               " still shows it")
+    typer.echo(f"cleared {record.id}: it is no longer injected; 'agentctx history {short}' "
+               "still shows it")
 
 
 def register(app: typer.Typer) -> None:

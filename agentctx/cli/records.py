@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
     YesOption,
+    check_date,
     current_project,
     fail,
     keep_team_file,
@@ -23,7 +25,8 @@ from agentctx.store import chains, details, graph
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.db import Store
-from agentctx.store.models import RECORD_TYPES, Draft
+from agentctx.store.models import RECORD_TYPES, Draft, Project
+from agentctx.store.projects import of_folder
 
 _TYPES_HELP = "Record type: " + ", ".join(RECORD_TYPES) + "."
 
@@ -57,7 +60,9 @@ def record(
     json_out: bool = JsonOption,
 ) -> None:
     """Record a decision, convention, preference, discovery, bugfix or handover."""
+    check_date("--valid-from", valid_from)
     with open_store() as db:
+        known = None if project else of_folder(db, os.getcwd())
         proj = current_project(db, project)
         draft = Draft(type=_check_type(type_), title=title, body=_body(body), scope=scope,
                       key=key, confidence=confidence, source="cli", valid_from=valid_from,
@@ -74,6 +79,8 @@ def record(
             print_json(render.record_dict(created))
         else:
             typer.echo(f"recorded {created.id} ({created.type}) in {proj.name}")
+        if not project and known is None:  # the first record of a folder made its project
+            _say_new_project(proj)
 
 
 def list_cmd(
@@ -86,6 +93,7 @@ def list_cmd(
     json_out: bool = JsonOption,
 ) -> None:
     """List the project's records, newest first (global preferences included)."""
+    check_date("--as-of", as_of)
     for type_ in types:
         _check_type(type_)
     with open_store() as db:
@@ -123,6 +131,9 @@ def search(
     """Search records: keywords (FTS5 BM25, reranked by type, recency and confidence; pinned
     first) fused with vector similarity once consolidation has embedded the store, as
     ctx_search does."""
+    if not query.strip():
+        fail("the query is empty: pass what to look for ('agentctx list' lists every record)")
+    check_date("--as-of", as_of)
     for type_ in types:
         _check_type(type_)
     with open_store() as db:
@@ -207,6 +218,7 @@ def supersede(
     json_out: bool = JsonOption,
 ) -> None:
     """Replace a record with a successor, keeping the old one in history."""
+    check_date("--valid-from", valid_from)
     if (body is None) == (with_id is None):
         fail("give either --body for a new record or --with for an existing one")
     with open_store() as db:
@@ -269,6 +281,16 @@ def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
         rec.forget(db, record.id, actor="cli")
         _keep_team_file_of(db, record.project_id)
         typer.echo(f"forgot {record.id}")
+
+
+def _say_new_project(project: Project) -> None:
+    """One note when a record made its folder's project: its name and root, and whether the
+    folder is in a git repository (a project outside one is named after the folder)."""
+    from agentctx.core.gitinfo import find_repo
+
+    where = "" if find_repo(project.root) else " (no git repository here: named after the folder)"
+    typer.echo(f"note: new project {project.name} for {project.root}{where}; "
+               "'agentctx projects merge' moves its records into another", err=True)
 
 
 def _keep_team_file_of(db: Store, project_id: str) -> None:

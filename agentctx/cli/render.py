@@ -8,6 +8,11 @@ from agentctx.store.details import RecordDetail
 from agentctx.store.models import Record
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 record``, ``2 records``, ``1,204 records`` (``many``: an irregular plural)."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
 def record_dict(record: Record, short: str | None = None) -> dict[str, Any]:
     """A JSON-ready view of a record."""
     data = record._asdict()

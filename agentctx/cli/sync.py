@@ -17,6 +17,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.cli.render import plural
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
@@ -58,7 +59,7 @@ def sync(
         encoder = None if keyword else drift.default_encoder(db)
         found = drift.proposal(db, project, os.getcwd(), encoder=encoder)
         _measure_stated(db, project, encoder)
-        shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
+        shorts = rec.short_ids(db, drift.record_ids(found))
         if json_out:
             document = drift.as_json(found, shorts)
             if apply_changes:
@@ -104,11 +105,15 @@ def _print(found: drift.Proposal, shorts: dict[str, str]) -> None:
     files = ", ".join(f.name for f in scan.memory.files) or "no memory files"
     mode = "keywords and vectors" if scan.vectors else "keywords"
     if not found.candidates:
-        typer.echo(f"In sync: {files} reflect the {len(scan.checked)} current decisions and "
-                   f"conventions checked ({mode}).")
+        verb = "reflects" if len(scan.memory.files) == 1 else "reflect"
+        checked = plural(len(scan.checked), "current decision or convention",
+                         "current decisions and conventions")
+        typer.echo(f"In sync: {files} {verb} the {checked} checked ({mode}).")
     else:
-        typer.echo(f"{len(found.candidates)} drift candidates in {files} "
-                   f"({len(scan.checked)} decisions and conventions checked, by {mode}):")
+        checked = plural(len(scan.checked), "decision or convention",
+                         "decisions and conventions")
+        typer.echo(f"{plural(len(found.candidates), 'drift candidate')} in {files} "
+                   f"({checked} checked, by {mode}):")
         for line in drift.describe(found, shorts):
             typer.echo(f"  {line}")
     for missing in scan.memory.missing:
@@ -154,8 +159,9 @@ def _confirm_and_apply(db: Store, found: drift.Proposal, encoder: drift.Embedder
                f"(backup: {applied.backup}).")
     left = applied.scan.candidates
     if left:
-        typer.echo(f"{len(left)} candidates remain (text agentctx does not edit: fix it by hand, "
-                   "or --dismiss the record).")
+        remain = "remains" if len(left) == 1 else "remain"
+        typer.echo(f"{plural(len(left), 'candidate')} {remain} (text agentctx does not edit: "
+                   "fix it by hand, or --dismiss the record).")
 
 
 def _apply(db: Store, found: drift.Proposal, encoder: drift.Embedder | None) -> drift.Applied:

@@ -19,6 +19,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.cli.render import plural
 from agentctx.core import safeio
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord, StoreError
@@ -93,7 +94,9 @@ def team_status(project: str | None = ProjectOption, json_out: bool = JsonOption
         typer.echo(f"{state.state}: {state.path}")
         typer.echo(f"  {state.detail}")
         if state.duplicates:
-            typer.echo(f"  {state.duplicates} records appear more than once (read once)")
+            appear = "appears" if state.duplicates == 1 else "appear"
+            typer.echo(f"  {plural(state.duplicates, 'record')} {appear} more than once "
+                       "(read once)")
         for line in _conflict_lines(state.conflicts):
             typer.echo(line)
         for error in state.errors[1:]:
@@ -211,8 +214,9 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
         for line in _conflict_lines(report.conflicts):
             typer.echo(line)
         if report.skipped_forgotten:
-            typer.echo(f"  {len(report.skipped_forgotten)} records forgotten here were not "
-                       "imported again")
+            were = "was" if len(report.skipped_forgotten) == 1 else "were"
+            typer.echo(f"  {plural(len(report.skipped_forgotten), 'record')} forgotten here "
+                       f"{were} not imported again")
     if report.conflicts or report.errors:
         raise typer.Exit(1)
 

@@ -25,6 +25,7 @@ from agentctx.cli.common import (
 from agentctx.store import records as rec
 from agentctx.store import sessions
 from agentctx.store.db import Store
+from agentctx.store.errors import NotFound
 from agentctx.store.models import Receipt, Session
 
 PROMPT_EVENT = "UserPromptSubmit"
@@ -46,13 +47,13 @@ def _items(db: Store, receipt: Receipt) -> list[dict[str, Any]]:
     """Each injected record of ``receipt`` with what the store still knows of it."""
     found, _missing = rec.get_many(db, list(receipt.record_ids))
     by_id = {record.id: record for record in found}
-    shorts = rec.short_ids(db, list(by_id))
+    shorts = rec.short_ids(db, list(receipt.record_ids))  # a forgotten one's too
     items = []
     for item in receipt.items:
         record = by_id.get(item.record_id)
         items.append({
             "id": item.record_id,
-            "short_id": shorts.get(item.record_id, item.record_id[:10]),
+            "short_id": shorts[item.record_id],
             "type": record.type if record else None,
             "title": record.title if record else None,
             "forgotten": record is None,
@@ -168,16 +169,17 @@ def _left_lines(left: list[dict[str, Any]]) -> list[str]:
 
 def why(
     session: str | None = typer.Option(None, "--session", "-s",
-                                       help="Claude Code session id (default: this project's "
-                                            "latest session)."),
+                                       help="Claude Code session id, or its first characters "
+                                            "(default: this project's latest session)."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
     """What agentctx injected on the last prompt of a session, and why (from the receipts)."""
     with open_store() as db:
         if session:
-            found = sessions.get(db, session.strip())
-            if found is None:
+            try:
+                found = sessions.resolve(db, session)
+            except NotFound:
                 fail(f"no session {session!r} in the store: agentctx has not seen a prompt of "
                      "it yet ('agentctx status' lists recent sessions)")
         else:

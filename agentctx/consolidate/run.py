@@ -45,7 +45,7 @@ from agentctx.core import config
 from agentctx.core.ids import now as clock_now
 from agentctx.core.ids import to_iso
 from agentctx.store import projects as proj
-from agentctx.store import upkeep, vectors
+from agentctx.store import upkeep, vecside_build, vectors
 from agentctx.store.db import Store
 from agentctx.store.models import GLOBAL_PROJECT, Project
 
@@ -231,6 +231,7 @@ def _query_model(db: Store, model: EmbeddingModel, report: Report, progress: Pro
 def _index(db: Store, model: EmbeddingModel, progress: Progress) -> bool:
     if vectors.sync_index(db, model.name):
         progress("vector index (vec0) up to date")
+    progress(f"the hook's vector lists: {vecside_build.build(db, model.name)}")
     return True
 
 

@@ -3,7 +3,7 @@
 Sections, in this order:
 
 1. **Project profile** — at most two lines without ids: the name, stack and entry points, then
-   the commands (``profile`` records).
+   the commands (``profile`` records; :func:`agentctx.context.project_profile.lines`).
 2. **Decisions**, then **Conventions** — the project's current ones, chosen in one ranked order
    (pinned first, …) and shown grouped by type. Those the memory files Claude Code loads already
    state (:mod:`agentctx.context.already`: CLAUDE.md and its imports, AGENTS.md where it is the
@@ -58,6 +58,7 @@ API — consolidation pre-computes the digest, session-start serves it:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 
@@ -90,7 +91,7 @@ DRIFT_THRESHOLD = 0.5  # = agentctx.store.drift_state.FLAGGED (a test checks the
 DRIFT_MIN_RECORDS = 2
 # The SessionStart note on drift (missing + contradicted records); it never mentions --yes: the
 # user reviews the proposed diff before anything is written.
-DRIFT_NOTE = ("{count} decisions in the context store are not reflected in CLAUDE.md — suggest "
+DRIFT_NOTE = ("{count} decisions in the context store are not reflected in {file} — suggest "
               "`agentctx sync` to the user.")
 # Candidates read for the decisions section: pinned ones first, then the most recent ones.
 DEFAULT_CANDIDATES = 100
@@ -98,14 +99,12 @@ RANK_CANDIDATES = 500
 SNIPPET_CHARS = {DECISIONS: 140, PREFERENCES: 100}
 # A record that replaced an earlier version this recently shows since when it holds.
 RECENT_CHANGE_DAYS = 90
-# The profile's lines start so (they carry no id): serve tells them from entries by it.
-PROFILE_LEADS = ("Project ", "Commands: ")
+PROFILE_LEADS = injection.PROFILE_LEADS
 SHORT_BATCH = 40  # short ids are looked up for this many candidates at a time
 _CONFIDENCE_ORDER = {"explicit": 0, "reinforced": 1, "inferred": 2}
 _PLURALS = (("decision", "decisions"), ("convention", "conventions"), ("bugfix", "bugfixes"),
             ("discovery", "discoveries"), ("preference", "preferences"),
             ("handover", "handovers"), ("profile", "profiles"))
-_PROFILE_LINE_KEYS = ("name", "stack", "entry_points")
 
 
 class Built(NamedTuple):
@@ -260,37 +259,6 @@ def _search_line(db: Store, project: Project) -> tuple[str, int]:
             "words or file; ctx_get <id> returns one in full."), total
 
 
-def _value(record: Record) -> str:
-    """What a profile record says, without its label ("Test command: make test" → "make test")."""
-    title = " ".join(injection.clean(record.title).split())
-    return title.split(": ", 1)[1] if ": " in title else title
-
-
-def profile_lines(profile: Sequence[Record], project_name: str, max_chars: int) -> list[str]:
-    """The project profile in at most two lines: what the project is (name, stack, entry points,
-    anything else detected), then its commands. Nothing when it only knows its name."""
-    from agentctx.store.profiles import COMMAND_KINDS  # late: serving a digest never needs it
-
-    by_key = {r.key: r for r in profile if r.key}
-    first = f"Project {_value(by_key['name']) if 'name' in by_key else project_name}"
-    parts = [_value(by_key["stack"])] if "stack" in by_key else []
-    if "entry_points" in by_key:
-        parts.append(f"entry points {_value(by_key['entry_points'])}")
-    known = {*_PROFILE_LINE_KEYS, *(f"command.{kind}" for kind in COMMAND_KINDS)}
-    parts.extend(" ".join(injection.clean(r.title).split()) for r in profile
-                 if r.key not in known)
-    commands = [f"{kind} `{_value(by_key[f'command.{kind}'])}`" for kind in COMMAND_KINDS
-                if f"command.{kind}" in by_key]
-    lines = []
-    if parts:
-        lines.append(f"{first}: {'; '.join(parts)}.")
-    if commands:
-        lines.append(f"{PROFILE_LEADS[1]}{', '.join(commands)}.")
-    half = max(0, max_chars // max(1, len(lines)) - 1)
-    return [line if len(line) <= half else line[:max(0, half - 1)].rstrip() + "…"
-            for line in lines if half > 1]
-
-
 def _recent_changes(db: Store, candidates: Sequence[Record]) -> set[str]:
     """Candidates that replaced an earlier version within :data:`RECENT_CHANGE_DAYS` days."""
     cutoff = to_iso(clock_now() - timedelta(days=RECENT_CHANGE_DAYS))
@@ -346,6 +314,15 @@ def _built(text: str, shown: Mapping[str, str], profile_ids: Sequence[str],
 # ----------------------------------------------------------------------------- public API
 
 
+def memory_file_name(root: str) -> str:
+    """``AGENTS.md`` when the project has no ``CLAUDE.md`` but an ``AGENTS.md`` (Claude Code then
+    reads that one, as :func:`agentctx.drift.memfiles.primary` says), else ``CLAUDE.md``."""
+    isfile, join = os.path.isfile, os.path.join
+    if isfile(join(root, "CLAUDE.md")) or isfile(join(root, ".claude", "CLAUDE.md")):
+        return "CLAUDE.md"
+    return "AGENTS.md" if isfile(join(root, "AGENTS.md")) else "CLAUDE.md"
+
+
 def build(db: Store, project: Project, *, rank: Rank | None = None,
           cfg: config.Config | None = None, folder: str | None = None,
           check_budget: int = pathcheck.MAX_CHECKS) -> Built:
@@ -361,9 +338,10 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     # What the body may use: the budget minus head, foot, their separators and the handover slice.
     room = char_limit(max_tokens, max_chars) - len(head) - len(foot) - 1 - handover_reserve
 
+    from agentctx.context.project_profile import lines  # late: serving never builds lines
+
     profile_records = _apply(rank, PROFILE, _profile(db, project))
-    profile = profile_lines(profile_records, project.name,
-                            min(room, char_limit(PROFILE_TOKENS, max_chars)))
+    profile = lines(profile_records, project.name, min(room, char_limit(PROFILE_TOKENS, max_chars)))
     room -= _size(profile)
 
     preference_records = _apply(rank, PREFERENCES, _preferences(db))
@@ -387,7 +365,8 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
     drifted = drift_count(db, project.id, DRIFT_THRESHOLD)
     drift: list[str] = []
     if drifted >= DRIFT_MIN_RECORDS:
-        drift = _section(DRIFT, ["- " + DRIFT_NOTE.format(count=drifted)], room)
+        note = DRIFT_NOTE.format(count=drifted, file=memory_file_name(project.root))
+        drift = _section(DRIFT, ["- " + note], room)
         room -= _size(drift)
 
     stated = memory_stated.load(db, project.id, folder)

@@ -11,8 +11,10 @@ is (:mod:`agentctx.context.prompt_kind`: chat, an edit on screen and generic que
 more).
 
 A logistic model turns them into a probability (:func:`probability`). Its weights were fitted on
-the tuning prompts of the coding benchmark and the three evaluation projects (never on a
-held-out file), one set for stores with embeddings and one for keyword-only stores; the judgement
+the tuning prompts of the coding benchmark and the five evaluation projects (never on a
+held-out file), one set for stores with embeddings (the keyword hits and the prompt's nearest
+records by meaning, with the vector side's features) and one for keyword-only stores (the
+keyword hits alone); the judgement
 injects a record in full when the probability is high and as a one-line pointer when it is
 plausible (:mod:`agentctx.context.judgement`). Standard library only: the per-prompt hook calls it.
 """
@@ -47,6 +49,12 @@ class Features(NamedTuple):
     edit: float
     generic: float
     terms: float  # log1p of the prompt's search terms
+    # The vector side (0 on keyword-only stores): 1 / its rank among the prompt's nearest
+    # records by meaning (0 when not among them), found by both sides, found by meaning alone.
+    vector_rank: float = 0.0
+    both: float = 0.0
+    vector_only: float = 0.0
+    meaning: float = 0.0  # the cosine of a candidate found by meaning alone (else 0)
 
 
 class Model(NamedTuple):
@@ -57,36 +65,46 @@ class Model(NamedTuple):
 
 
 # Fitted on the tuning prompts (see the module docstring and ``bench/fit_evidence.py``).
-SEMANTIC = Model(Features(strength=3.26, relevance=3.16, cosine=2.21, cosine_margin=4.08,
-                          rank_ratio=4.31, lifted=0.66, lifted_change=1.28, dated=1.66,
-                          chat=-1.67, edit=-1.76, generic=-1.76, terms=-0.47), -9.22)
-KEYWORD = Model(Features(strength=3.94, relevance=3.27, cosine=0.0, cosine_margin=0.0,
-                         rank_ratio=5.16, lifted=0.18, lifted_change=1.31, dated=1.66,
-                         chat=-1.78, edit=-1.92, generic=-1.76, terms=-0.44), -9.65)
+SEMANTIC = Model(Features(strength=2.61, relevance=3.31, cosine=0.83, cosine_margin=4.17,
+                          rank_ratio=3.92, lifted=0.94, lifted_change=1.01, dated=1.59,
+                          chat=-1.79, edit=-1.95, generic=-1.93, terms=0.07, vector_rank=0.65,
+                          both=0.23, vector_only=3.92, meaning=0.61), -9.10)
+KEYWORD = Model(Features(strength=3.83, relevance=3.34, cosine=0.0, cosine_margin=0.0,
+                         rank_ratio=5.08, lifted=0.36, lifted_change=1.07, dated=1.59,
+                         chat=-1.88, edit=-2.02, generic=-1.76, terms=-0.23), -9.94)
 
 
 def features(prompt: str, hits: Sequence[Hit], cosines: Sequence[float | None] | None,
-             terms: int) -> list[Features]:
-    """The features of each of ``hits`` (the search's candidates, best first) for ``prompt``;
-    ``cosines`` is the prompt-record cosine of each hit (``None``: no vectors), ``terms`` how
-    many search terms the prompt has."""
+             terms: int, vector_ranks: Sequence[int] | None = None) -> list[Features]:
+    """The features of each of ``hits`` (the candidates: the search's, best first, then those
+    found by meaning alone) for ``prompt``; ``cosines`` is the prompt-record cosine of each hit
+    (``None``: no vectors), ``terms`` how many search terms the prompt has, ``vector_ranks``
+    each hit's 1-based rank among the prompt's nearest records by meaning (0: not among them;
+    ``None``: no vector side). A hit found by meaning alone has no rank and no matched words."""
     if not hits:
         return []
+    ranks = list(vector_ranks) if vector_ranks is not None else [0] * len(hits)
+    keyword_hits = [hit for hit in hits if hit.rank > 0]
     kind = prompt_kind.kind(prompt)
     change = not _CHANGE_CUE.isdisjoint(tokens(prompt))
     known = [c if c is not None else 0.0 for c in (cosines or [None] * len(hits))]
-    top = hits[0].rank or 1.0
+    top = keyword_hits[0].rank if keyword_hits else 1.0
     out = []
     for index, hit in enumerate(hits):
         others = known[:index] + known[index + 1:]
         lifted = 1.0 if hit.via else 0.0
+        keyword = hit.rank > 0
         out.append(Features(
             strength=math.log1p(hit.strength), relevance=hit.relevance, cosine=known[index],
             cosine_margin=known[index] - max(others, default=0.0) if cosines else 0.0,
             rank_ratio=hit.rank / top if top else 0.0, lifted=lifted,
             lifted_change=lifted if change else 0.0, dated=1.0 if hit.dated else 0.0,
             chat=float(kind == prompt_kind.CHAT), edit=float(kind == prompt_kind.EDIT),
-            generic=float(kind == prompt_kind.GENERIC), terms=math.log1p(terms)))
+            generic=float(kind == prompt_kind.GENERIC), terms=math.log1p(terms),
+            vector_rank=1.0 / ranks[index] if ranks[index] else 0.0,
+            both=1.0 if keyword and ranks[index] else 0.0,
+            vector_only=0.0 if keyword else 1.0,
+            meaning=0.0 if keyword else known[index]))
     return out
 
 

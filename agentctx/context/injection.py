@@ -66,6 +66,8 @@ _ROLE = r"^[ \t>*+\-\u2022]*(?=(?:human|assistant|user|system|developer|h|a)[ \t
 # digit 0-7) or a ctx_get record's head ("## <26 characters> · ...").
 _ENTRY = (r"^[ \t>*+\-\u2022]*(?=\[[0-7][0-9a-z]{7,31}\]|#{1,6}[ \t]+[0-9a-z]{26}(?![0-9a-z]))")
 _COMPILED: list[re.Pattern[str]] = []
+# The SessionStart digest's two profile lines start so (they carry no id).
+PROFILE_LEADS = ("Project ", "Commands: ")
 QUOTED = "(quoted) "
 TEAM_MARK = " · team file"
 TEAM_SOURCE = "import"

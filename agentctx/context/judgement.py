@@ -3,9 +3,12 @@
 One home for the decision the UserPromptSubmit hook makes, so that the hook, ``agentctx preview``,
 the retrieval benchmarks and the TUI all see the same one (:func:`decide`):
 
-1. the store's one search on the prompt (:func:`agentctx.store.search.search`): its first
-   :data:`CANDIDATES` hits not yet injected into this session (``seen``) are the candidates —
-   a fixed pool, so what is decided never depends on how many a caller wants listed;
+1. the candidates (:func:`candidates`): the store's one search on the prompt
+   (:func:`agentctx.store.search.search`), its first :data:`CANDIDATES` hits not yet injected
+   into this session (``seen``), and — once consolidation wrote the query side file and the
+   vector lists — the prompt's :data:`VECTOR_CANDIDATES` nearest records by meaning
+   (:func:`agentctx.store.vecside.nearest`) that the keywords missed: a fixed pool, so what is
+   decided never depends on how many a caller wants listed;
 2. each candidate's probability of answering the prompt, from the evidence model
    (:mod:`agentctx.context.evidence`): its matched words' weight and share, its meaning against the
    prompt's when consolidation wrote the model's query side file (``prompt_semantic_check``),
@@ -41,7 +44,8 @@ from agentctx.core.budget import char_limit, pack, truncate
 from agentctx.core.lean import NamedTuple
 from agentctx.store import records as store_records
 from agentctx.store.db import Store
-from agentctx.store.models import Hit, Project
+from agentctx.store.models import GLOBAL_PROJECT, Hit, Project
+from agentctx.store.records import by_pks
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.textproc import query_terms
 
@@ -50,6 +54,18 @@ OPT_OUT = "#noctx"
 CANDIDATES = 10
 # The least probability of a pointer beside the best candidate (which opened the gate).
 POINTER_FLOOR = 0.05
+# The prompt's nearest records by meaning that join the keyword candidates (once consolidation
+# wrote the query side file and the vector lists), and the least cosine that counts as meaning.
+VECTOR_CANDIDATES = 5
+VECTOR_MIN_COSINE = 0.2
+# One matched word under this relevance, without the record among the prompt's nearest by
+# meaning, is an accidental shared word: never a record in full.
+ACCIDENTAL_RELEVANCE = 0.2
+ACCIDENTAL_VECTOR_RANK = 3
+# The record both sides put first is shown (at least as a pointer) when it is this close in
+# meaning and this relevant by keywords: on the tuning prompts 88% of such records answered.
+AGREED_COSINE = 0.5
+AGREED_RELEVANCE = 0.3
 # agentctx's own slash commands (the plugin's /agentctx:why, /agentctx:status, …) are about
 # agentctx, not the task: they get no injection and leave no receipt, so /agentctx:why explains
 # the prompt before it.
@@ -122,6 +138,9 @@ class Verdict(NamedTuple):
     cosine: float | None = None
     # The evidence model's probability that it answers the prompt (None: not weighed).
     probability: float | None = None
+    # Which side found it: "keyword", "meaning" (the prompt's nearest records by vector) or
+    # "both".
+    found_by: str = "keyword"
 
 
 INJECT, POINTER, SEEN, WEAK, CAPPED, CUT = "inject", "pointer", "seen", "weak", "capped", "cut"
@@ -200,30 +219,29 @@ def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
         return []
     if prompt_kind.kind(prompt) == prompt_kind.CHAT:
         return []  # talk about the conversation: nothing to search for
-    hits = search(db, Query(text=prompt, project_id=project_id,
-                            limit=min(MAX_LIMIT, CANDIDATES + len(seen)), backend=knobs.search))
-    fresh = [hit for hit in hits if hit.record.id not in seen][:CANDIDATES]
-    already = [Verdict(hit, SEEN) for hit in hits if hit.record.id in seen]
-    if not fresh:
+    found = candidates(db, project_id, prompt, knobs, seen)
+    already = [Verdict(hit, SEEN) for hit in found.seen]
+    if not found.hits:
         return already
-    terms = query_terms(prompt)
-    cosines = _cosines(db, terms, fresh) if knobs.semantic_check else None
+    cosines = found.cosines
     model = evidence.SEMANTIC if cosines is not None else evidence.KEYWORD
-    weighed = [Verdict(hit, WEAK, cosines[i] if cosines else None, evidence.probability(f, model))
-               for i, (hit, f) in enumerate(zip(fresh, evidence.features(prompt, fresh, cosines,
-                                                                         len(terms)),
-                                                strict=True))]
+    weighed = [Verdict(hit, WEAK, cosines[i] if cosines else None, evidence.probability(f, model),
+                       found.side(i))
+               for i, (hit, f) in enumerate(zip(found.hits, evidence.features(
+                   prompt, found.hits, cosines, found.terms, found.vector_ranks), strict=True))]
+    agreed = found.agreed()
     weighed.sort(key=lambda v: -(v.probability or 0.0))
     best = weighed[0].probability or 0.0
-    if best < knobs.pointer_confidence:
+    if best < knobs.pointer_confidence and agreed is None:
         return weighed + already
     verdicts = []
     kept = 0
     for verdict in weighed:
         chance = verdict.probability or 0.0
-        if chance >= knobs.full_confidence:
+        if chance >= knobs.full_confidence and not accidental(verdict, found):
             outcome = INJECT
-        elif knobs.pointers and (chance >= POINTER_FLOOR or kept == 0):
+        elif knobs.pointers and (chance >= POINTER_FLOOR or kept == 0 or
+                                 verdict.hit.record.pk == agreed):
             outcome = POINTER
         else:
             outcome = WEAK
@@ -236,11 +254,94 @@ def judge(db: Store, project_id: str, prompt: str, knobs: Settings,
     return verdicts + already
 
 
-def _cosines(db: Store, terms: Sequence[str], hits: Sequence[Hit]) -> list[float | None] | None:
-    """The prompt-record cosine of each hit, ``None`` when the store has no query side file."""
-    from agentctx.store.querymodel import similarities
+class Candidates(NamedTuple):
+    """What the judgement weighs for one prompt: the keyword search's first hits not yet
+    injected, then the prompt's nearest records by meaning that the keyword side did not find
+    (``rank`` 0, no matched words); each one's cosine (``None`` overall: no vectors) and rank
+    among the nearest by meaning (0: not among them); the hits already injected."""
 
-    return similarities(db, terms, [(hit.record.pk, hit.via) for hit in hits])
+    hits: list[Hit]
+    cosines: list[float | None] | None
+    vector_ranks: list[int] | None
+    terms: int
+    seen: list[Hit]
+
+    def side(self, index: int) -> str:
+        """Which side found candidate ``index``: ``keyword``, ``meaning`` or ``both``."""
+        by_meaning = bool(self.vector_ranks and self.vector_ranks[index])
+        if self.hits[index].rank <= 0:
+            return "meaning"
+        return "both" if by_meaning else "keyword"
+
+    def agreed(self) -> int | None:
+        """The pk of the record both sides put first, confidently (:data:`AGREED_COSINE`,
+        :data:`AGREED_RELEVANCE`); ``None`` when they differ, the agreement is weak, or there
+        are no vectors."""
+        if not self.hits or self.vector_ranks is None or self.hits[0].rank <= 0:
+            return None
+        first = self.hits[0]
+        cosine = self.cosines[0] if self.cosines else None
+        if self.vector_ranks[0] != 1 or first.relevance < AGREED_RELEVANCE or \
+                cosine is None or cosine < AGREED_COSINE:
+            return None
+        return first.record.pk
+
+
+def candidates(db: Store, project_id: str, prompt: str, knobs: Settings,
+               seen: Collection[str] = ()) -> Candidates:
+    """The fixed pool the judgement weighs: :data:`CANDIDATES` keyword hits and up to
+    :data:`VECTOR_CANDIDATES` more by meaning (a cosine of at least :data:`VECTOR_MIN_COSINE`),
+    so nothing decided depends on how many a caller lists."""
+    hits = search(db, Query(text=prompt, project_id=project_id,
+                            limit=min(MAX_LIMIT, CANDIDATES + len(seen)), backend=knobs.search))
+    fresh = [hit for hit in hits if hit.record.id not in seen][:CANDIDATES]
+    already = [hit for hit in hits if hit.record.id in seen]
+    terms = query_terms(prompt)
+    if not knobs.semantic_check:
+        return Candidates(fresh, None, None, len(terms), already)
+    from agentctx.store import querymodel, vecside
+
+    side = querymodel.open_registered(db)
+    if side is None:
+        return Candidates(fresh, None, None, len(terms), already)
+    try:
+        query = side.encode(terms)
+        model = side.model
+    finally:
+        side.close()
+    if query is None:
+        return Candidates(fresh, None, None, len(terms), already)
+    scope = [project_id] if project_id == GLOBAL_PROJECT else [project_id, GLOBAL_PROJECT]
+    near = [(pk, cos) for pk, cos in vecside.nearest(
+        db, query, project_ids=scope, limit=VECTOR_CANDIDATES + min(len(seen), MAX_LIMIT))
+        if cos >= VECTOR_MIN_COSINE]
+    records = by_pks(db, [pk for pk, _cos in near])
+    near = [(pk, cos) for pk, cos in near if pk in records and records[pk].id not in seen]
+    near = near[:VECTOR_CANDIDATES]
+    rank = {pk: i for i, (pk, _cos) in enumerate(near, start=1)}
+    cosine_of = dict(near)
+    keyword_pks = {hit.record.pk for hit in fresh}
+    extra = [Hit(records[pk], 0.0, 0.0, ()) for pk, _cos in near if pk not in keyword_pks]
+    pool = fresh + extra
+    cosines = querymodel.similarities_to(db, model, query,
+                                         [(hit.record.pk, hit.via) for hit in fresh])
+    cosines += [cosine_of[hit.record.pk] for hit in extra]
+    return Candidates(pool, cosines, [rank.get(hit.record.pk, 0) for hit in pool], len(terms),
+                      already)
+
+
+def accidental(verdict: Verdict, found: Candidates) -> bool:
+    """Whether a candidate rests on one accidental shared word: a single matched word of low
+    relevance (:data:`ACCIDENTAL_RELEVANCE`) and no support by meaning (not among the
+    :data:`ACCIDENTAL_VECTOR_RANK` nearest). Such a candidate is never shown in full."""
+    hit = verdict.hit
+    if len(hit.matched) > 1 or hit.relevance >= ACCIDENTAL_RELEVANCE or hit.rank <= 0:
+        return False
+    if found.vector_ranks is None:
+        return False
+    index = next((i for i, h in enumerate(found.hits) if h.record.pk == hit.record.pk), -1)
+    rank = found.vector_ranks[index] if index >= 0 else 0
+    return not (0 < rank <= ACCIDENTAL_VECTOR_RANK)
 
 
 def semantic_check_state(db: Store, knobs: Settings) -> str:
@@ -253,7 +354,11 @@ def semantic_check_state(db: Store, knobs: Settings) -> str:
     if side is None:
         return "not ready (run 'agentctx consolidate')"
     side.close()
-    return "on"
+    from agentctx.store import vecside
+
+    ready, why = vecside.ready(db)
+    return f"on, with candidates by meaning ({why})" if ready else \
+        f"on, without candidates by meaning ({why})"
 
 
 def short_ids(db: Store, hits: Sequence[Hit]) -> dict[str, str]:

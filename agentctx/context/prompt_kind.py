@@ -33,6 +33,11 @@ again now just exactly true indeed well so on will then sgtm noted cheers apprec
 nvm nevermind never mind whoops oops sorry my bad wait hold stop there job work what thought
 think guess figured knew i ll we s t re ve d m
 """.split())
+# Answers to a question Claude asked ("1", "option 2", "the second one", "y"): a prompt of at most
+# this many words, each a number, a single character, a chat word or one of these.
+_ANSWER_WORDS = frozenset("option options choice number the first second third last both neither "
+                          "either a b c".split())
+_ANSWER_MAX_WORDS = 4
 # Phrases about the conversation itself (as folded tokens joined by spaces).
 _META = ("what did you change", "what did you just change", "what have you changed",
          "what did you do", "what did you just do", "what did you edit", "what did you write",
@@ -83,7 +88,8 @@ def kind(prompt: str) -> str:
     text = " ".join(words)
     padded = f" {text} "
     if (len(words) <= 12 and all(w in _CHAT_WORDS for w in words)) or \
-            (len(words) <= 14 and any(f" {phrase} " in padded for phrase in _META)):
+            (len(words) <= 14 and any(f" {phrase} " in padded for phrase in _META)) or \
+            _an_answer(words):
         return CHAT
     if not _PROJECT_WORDS.isdisjoint(words) or any(p in padded for p in _PROJECT_PHRASES):
         return PROJECT
@@ -95,6 +101,13 @@ def kind(prompt: str) -> str:
     if words[start] in _EDIT_VERBS and not _DEICTIC.isdisjoint(words):
         return EDIT
     return PROJECT
+
+
+def _an_answer(words: list[str]) -> bool:
+    """Whether ``words`` answer a choice Claude offered: "1", "2.", "option 3", "b", "y"."""
+    return len(words) <= _ANSWER_MAX_WORDS and any(w.isdigit() or len(w) == 1 for w in words) \
+        and all(w.isdigit() or len(w) == 1 or w in _CHAT_WORDS or w in _ANSWER_WORDS
+                for w in words)
 
 
 _IN = frozenset("in with using via".split())

@@ -62,6 +62,7 @@ __all__ = [
     "project_folder",
     "proposal",
     "propose",
+    "record_ids",
     "scan",
     "scan_project",
     "undismiss",
@@ -180,24 +181,29 @@ def undismiss(db: Store, project: Project, ref: str) -> tuple[Record, bool]:
 def as_json(found: Proposal, shorts: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``{"candidates": [{"id", "class", "score", "file", "line", "stated", …}], "diff": "…"}``.
 
-    ``stated`` is the id of the superseded record whose text the file states (contradicted and
-    stale candidates; ``None`` for missing ones).
+    ``id`` is the record in force (for a stale candidate its replacement; a retired record
+    itself), ``stated`` the id of the superseded record whose text the file states (contradicted
+    and stale candidates; ``None`` for missing ones): ``--dismiss`` it to stop a stale flag.
+    ``file``/``line`` say where the text is (a missing record: where the proposal adds it).
     """
     items = []
     for p in found.candidates:
         c = p.candidate
-        item: dict[str, Any] = {"id": c.id, "class": c.kind, "score": c.score, "file": p.file,
-                                "line": p.line, "title": c.record.title, "edited": p.edited}
+        in_force = c.replacement if c.kind == STALE and c.replacement is not None else c.record
+        item: dict[str, Any] = {"id": in_force.id, "class": c.kind, "score": c.score,
+                                "file": p.file, "line": p.line, "title": in_force.title,
+                                "edited": p.edited, "stated": c.stated}
         if c.old is not None:
             item["states_instead"] = c.old.id
-        # The superseded record whose text the file states: for a stale one, itself.
-        item["stated"] = c.old.id if c.old is not None else c.id if c.kind == STALE else None
         if c.kind == STALE:
             item["replaced_by"] = c.replacement.id if c.replacement else None
+            item["stated_title"] = c.record.title
+        elif c.old is not None:
+            item["stated_title"] = c.old.title
         if p.note:
             item["note"] = p.note
         if shorts:
-            item["short_id"] = shorts.get(c.id, c.id)
+            item["short_id"] = shorts.get(in_force.id, in_force.id)
         items.append(item)
     scanned = found.scan
     return {"candidates": items, "diff": found.diff,
@@ -208,12 +214,19 @@ def as_json(found: Proposal, shorts: Mapping[str, str] | None = None) -> dict[st
             "problems": list(found.problems), "vectors": scanned.vectors}
 
 
+def record_ids(found: Proposal) -> list[str]:
+    """Every record a proposal's candidates name (for short ids): each candidate's record and
+    the replacement of a stale one."""
+    return list(dict.fromkeys(i for p in found.candidates for i in (
+        p.candidate.id, *([p.candidate.replacement.id] if p.candidate.replacement else []))))
+
+
 def describe(found: Proposal, shorts: Mapping[str, str] | None = None) -> list[str]:
     """One line per candidate: class, id, score, title and where."""
     lines = []
     for p in found.candidates:
         c = p.candidate
-        rid = (shorts or {}).get(c.id, c.id[:10])
+        rid = (shorts or {}).get(c.id, c.id)
         where = f"{p.file}:{p.line}" if p.file and p.line else (p.file or "")
         if c.kind == MISSING:
             detail = f"→ add to {where}" if p.edited else p.note

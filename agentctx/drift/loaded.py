@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agentctx.context.already import fingerprint
-from agentctx.core import safeio
 from agentctx.drift import automemory, memfiles, scanner
 from agentctx.drift.coverage import Embedder
 from agentctx.drift.memfiles import Memory, MemoryFile, Unit
@@ -32,7 +31,6 @@ from agentctx.store.db import Store
 from agentctx.store.models import Project, Record
 
 TYPES = ("decision", "convention", "discovery")
-AGENTS_FILE = "AGENTS.md"
 # Worktrees of a project measured by consolidation besides its root, the most recently used.
 WORKTREES_MAX = 3
 CANDIDATES_MAX = 2000
@@ -61,14 +59,9 @@ def loaded(root: Path, project_root: Path) -> tuple[Memory, list[list[object]]]:
     """The memory files Claude Code loads for the folder ``root`` (of the project whose main
     root is ``project_root``) as one :class:`Memory`, and their signatures."""
     root = root.resolve()
-    files, missing = memfiles.discover(root)
+    files, missing = memfiles.discover(root)  # AGENTS.md stands in where there is no CLAUDE.md
     probes = [root / "CLAUDE.md", root / ".claude" / "CLAUDE.md", root / memfiles.LOCAL_FILE,
-              root / AGENTS_FILE, root / ".claude" / "rules"]
-    has_claude = any(p.is_file() for p in probes[:2])
-    if not has_claude and (root / AGENTS_FILE).is_file():
-        agents = _read(root / AGENTS_FILE)
-        if agents is not None:
-            files.insert(0, MemoryFile(root / AGENTS_FILE, AGENTS_FILE, agents, False, None, 0))
+              root / memfiles.AGENTS_FILE, root / ".claude" / "rules"]
     signatures = [_signature(p) for p in probes]
     signatures += [_signature(f.path) for f in files if f.path not in probes]
     auto = automemory.state(project_root)
@@ -88,13 +81,6 @@ def loaded(root: Path, project_root: Path) -> tuple[Memory, list[list[object]]]:
         found, block, section = memfiles.parse(memory_file, len(units), block, section + 1)
         units.extend(found)
     return Memory(root, tuple(files), tuple(missing), tuple(units)), signatures
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return safeio.read_small(path, memfiles.MAX_FILE_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
 
 
 def candidates(db: Store, project: Project) -> list[Record]:

@@ -3,15 +3,23 @@
 Discovery follows what Claude Code loads for a project (``claude-code-contract.md`` §7):
 ``./CLAUDE.md``, ``./.claude/CLAUDE.md``, ``./.claude/rules/**/*.md`` and ``./CLAUDE.local.md``,
 plus every file they import with ``@path`` (relative to the importing file, or absolute, or
-``~/…``), recursively up to :data:`MAX_IMPORT_HOPS` hops. Imports inside code fences and inline
-code spans are ignored, as Claude Code ignores them; a cycle is read once and a missing file is
-reported, never an error. The user-level ``~/.claude/CLAUDE.md`` is out of scope.
+``~/…``), recursively up to :data:`MAX_IMPORT_HOPS` hops. A project with neither ``CLAUDE.md``
+gets its ``./AGENTS.md`` instead (Claude Code 2.1.277 and later), with its imports; where a
+``CLAUDE.md`` exists, ``AGENTS.md`` is read only when imported (:func:`primary` says which and
+why). Imports inside code fences and inline code spans are ignored, as Claude Code ignores them;
+a cycle is read once and a missing file is reported, never an error. The user-level
+``~/.claude/CLAUDE.md`` is out of scope.
 
 Each file is parsed line by line into :class:`Unit` values — a sentence of a paragraph or list
 item, a table row, a line of a code fence, a heading — with their line numbers, the heading path
 above them and the block (list item, paragraph, table, fence) they belong to. Text struck through
 (``~~…~~``) and HTML comments are left out of what a unit says: struck text is what a team has
 marked as no longer true.
+
+agentctx ties text to a record with a comment on its own line, ``<!-- agentctx:ID -->``, right
+after the block it belongs to (Claude Code strips block-level comments, so a tie costs no
+tokens): it ties the units of that block holding struck text, or all of them when none does.
+Older files carry the comment inline, after the entry or after ``~~old~~ →``; it ties that unit.
 
 A file may be edited by ``agentctx sync`` only when it is Markdown inside the project folder,
 valid UTF-8 and not ``CLAUDE.local.md`` (personal) or reached only through it.
@@ -30,11 +38,15 @@ from agentctx.core import safeio
 MAX_IMPORT_HOPS = 4
 MAX_FILE_BYTES = 4 * 1024 * 1024  # Claude Code skips larger memory files
 LOCAL_FILE = "CLAUDE.local.md"
+AGENTS_FILE = "AGENTS.md"
+CLAUDE_FILES = ("CLAUDE.md", ".claude/CLAUDE.md")
 BEGIN_MARK = "<!-- agentctx:begin -->"
 END_MARK = "<!-- agentctx:end -->"
 SECTION_HEADING = "## Decisions (kept by agentctx)"
 # The id comment agentctx writes after an entry or a replacement: <!-- agentctx:01J… -->
 ID_COMMENT = re.compile(r"<!--\s*agentctx:([0-9A-Za-z]{10,40})\s*-->")
+# A line holding nothing but id comments: a tie on its own line.
+TIE_LINE = re.compile(r"^\s{0,3}(?:<!--\s*agentctx:[0-9A-Za-z]{10,40}\s*-->\s*)+$")
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t]*#*[ \t]*$")
@@ -84,6 +96,8 @@ class Unit(NamedTuple):
     marked: bool  # inside agentctx's own marked section
     ids: tuple[str, ...]  # record ids named by an agentctx comment in it
     spans: tuple[tuple[int, int, int], ...]  # (line, start column, end column) of its raw text
+    struck: bool = False  # whether its raw text holds struck text (``~~…~~``)
+    code: str = ""  # what it says in code: its inline code spans, or a fence line whole
 
 
 class Memory(NamedTuple):
@@ -95,12 +109,48 @@ class Memory(NamedTuple):
     units: tuple[Unit, ...]
 
 
+class Primary(NamedTuple):
+    """The project memory file Claude Code reads first, and why that one."""
+
+    name: str | None  # CLAUDE.md, .claude/CLAUDE.md, AGENTS.md; None: neither exists
+    reason: str
+
+
 # ----------------------------------------------------------------------------- discovery
 
 
+def _has_claude_md(root: Path) -> bool:
+    return any((root / name).is_file() for name in CLAUDE_FILES)
+
+
+def primary(root: Path) -> Primary:
+    """Which memory file Claude Code reads for the project folder ``root``, and why."""
+    agents = (root / AGENTS_FILE).is_file()
+    if not _has_claude_md(root):
+        if agents:
+            return Primary(AGENTS_FILE, "the project has no CLAUDE.md, so Claude Code (2.1.277 "
+                           "and later) reads AGENTS.md instead")
+        return Primary(None, "the project has no CLAUDE.md or AGENTS.md yet; additions would "
+                       "create CLAUDE.md")
+    name = next(n for n in CLAUDE_FILES if (root / n).is_file())
+    if not agents:
+        return Primary(name, "Claude Code reads CLAUDE.md")
+    files, _missing = discover(root)
+    target = (root / AGENTS_FILE).resolve()
+    if any(f.path == target for f in files):
+        return Primary(name, "Claude Code reads CLAUDE.md, and AGENTS.md through it (it is "
+                       "imported or linked)")
+    return Primary(name, "Claude Code reads CLAUDE.md; AGENTS.md is not read, as CLAUDE.md does "
+                   "not import it (add @AGENTS.md to CLAUDE.md to change that)")
+
+
 def entry_points(root: Path) -> list[Path]:
-    """The memory files Claude Code loads for a project folder, in its order (existing ones)."""
-    found = [root / "CLAUDE.md", root / ".claude" / "CLAUDE.md"]
+    """The memory files Claude Code loads for a project folder, in its order (existing ones):
+    ``AGENTS.md`` stands in for ``CLAUDE.md`` when the project has none."""
+    if _has_claude_md(root):
+        found = [root / "CLAUDE.md", root / ".claude" / "CLAUDE.md"]
+    else:
+        found = [root / AGENTS_FILE]
     rules = root / ".claude" / "rules"
     if rules.is_dir():
         found.extend(sorted(p for p in rules.rglob("*.md") if p.is_file()))
@@ -269,6 +319,14 @@ def _blocks(text: str) -> Iterator[tuple[_Block, bool, tuple[str, ...]]]:
                 current.lines.append((number, len(raw) - len(raw.lstrip()), raw.strip()))
             continue
         stripped = raw.strip()
+        if TIE_LINE.match(raw):
+            # A tie on its own line belongs to the block above it; it does not end a list item
+            # (an entry of the marked section is an item followed by its tie).
+            if current is not None:
+                yield current, current_marked, path()
+                current = None
+            yield _Block("tie", [(number, 0, stripped)]), marked, path()
+            continue
         if stripped in (BEGIN_MARK, END_MARK):
             if current is not None:
                 yield current, current_marked, path()
@@ -351,9 +409,14 @@ def parse(memory_file: MemoryFile, first_index: int = 0, first_block: int = 0,
     units: list[Unit] = []
     block_no = first_block
     section_no = first_section
+    last_block: list[int] = []  # positions in ``units`` of the last block's units
     for block, marked, headings in _blocks(memory_file.text):
+        if block.kind == "tie":
+            _tie(units, last_block, _ids_in(block.lines[0][2]))
+            continue
         if block.kind == "heading":
             section_no += 1
+        last_block = []
         pieces_and_text: list[tuple[str, list[tuple[int, int, int]], str]] = []
         if block.kind in ("heading", "code", "table"):
             kind = "row" if block.kind == "table" else block.kind
@@ -376,11 +439,22 @@ def parse(memory_file: MemoryFile, first_index: int = 0, first_block: int = 0,
             ids = _ids_in(raw)
             if not said and not ids:
                 continue
+            last_block.append(len(units))
             units.append(Unit(first_index + len(units), memory_file.name, kind, pieces[0][0],
                               pieces[-1][0], said, block_no, section_no, headings, marked, ids,
-                              tuple(pieces)))
+                              tuple(pieces), bool(_STRUCK.search(raw)),
+                              said if kind == "code" else " ".join(
+                                  m.group(2) for m in _CODE_SPAN.finditer(_STRUCK.sub(" ", raw)))))
         block_no += 1
     return units, block_no, section_no
+
+
+def _tie(units: list[Unit], block: Sequence[int], ids: tuple[str, ...]) -> None:
+    """Tie ``ids`` to the units of the block above a tie line: those holding struck text, or
+    every one when none does (a marked-section entry, a note written by hand)."""
+    struck = [i for i in block if units[i].struck]
+    for i in struck or block:
+        units[i] = units[i]._replace(ids=tuple(dict.fromkeys((*units[i].ids, *ids))))
 
 
 def _pieces(joined: str, offsets: Sequence[tuple[int, int, int]], begin: int,

@@ -3,14 +3,18 @@
 * **Additions** (missing records, and contradicted ones whose old text cannot be struck where it
   is) go to one marked section, ``## Decisions (kept by agentctx)`` between
   ``<!-- agentctx:begin -->`` and ``<!-- agentctx:end -->``, in ``./CLAUDE.md`` (else
-  ``./.claude/CLAUDE.md``, else a new ``./CLAUDE.md``); a file that already holds the section
-  keeps it, updated in place. An entry is one list item ending in the record's id comment. Entries
+  ``./.claude/CLAUDE.md``, else ``./AGENTS.md`` where that is the memory file Claude Code reads,
+  else a new ``./CLAUDE.md``); a file that already holds the section keeps it, updated in place.
+  An entry is one list item followed by the record's id comment on a line of its own. Entries
   whose record was since superseded give way to the record now in force; entries with ids this
   store does not know (a teammate's) are left alone.
-* **Superseded text** (contradicted and stale) is struck through where it is —
-  ``~~old~~ → <!-- agentctx:ID --> new`` — in whichever scanned file holds it, the replacing
-  record beside it. ``CLAUDE.local.md``, files outside the project folder, non-Markdown imports,
-  code fences and headings are never edited (the candidate still says where the text is).
+* **Superseded text** (contradicted and stale) is struck through where it is, the record now in
+  force beside it (:mod:`agentctx.drift.strike`: ``~~old~~ → new``, a table cell
+  ``~~old~~ new``), tied to it by a comment on a line of its own. ``CLAUDE.local.md``, files
+  outside the project folder, non-Markdown imports, code fences and headings are never edited
+  (the candidate still says where the text is).
+* Ties that older versions of agentctx wrote inside a line move onto lines of their own in
+  every file a proposal edits.
 
 Nothing here writes: :func:`agentctx.drift.apply` does, after confirmation.
 """
@@ -18,19 +22,21 @@ Nothing here writes: :func:`agentctx.drift.apply` does, after confirmation.
 from __future__ import annotations
 
 import difflib
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx.drift import memfiles
-from agentctx.drift.memfiles import BEGIN_MARK, END_MARK, ID_COMMENT, SECTION_HEADING, Unit
+from agentctx.drift import memfiles, strike
+from agentctx.drift.memfiles import BEGIN_MARK, END_MARK, ID_COMMENT, SECTION_HEADING, TIE_LINE
 from agentctx.drift.scanner import CONTRADICTED, MISSING, STALE, Candidate, Scan
+from agentctx.drift.strike import NO_LONGER, Replacement, Strike, id_comment
 from agentctx.store.models import Record
 
+__all__ = ["FileChange", "Proposal", "Proposed", "choose_target", "entry_text", "id_comment",
+           "propose", "unified_diff"]
+
 ENTRY_BODY_CHARS = 240
-_CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
 class FileChange(NamedTuple):
@@ -78,11 +84,6 @@ def _clean(text: str) -> str:
     return " ".join(text.replace("<!--", "<!-").replace("-->", "->").replace("~~", "~").split())
 
 
-def id_comment(record_id: str) -> str:
-    """The comment that ties text to a record: ``<!-- agentctx:ID -->``."""
-    return f"<!-- agentctx:{record_id} -->"
-
-
 def _newline(text: str) -> str:
     return "\r\n" if text.count("\r\n") * 2 > text.count("\n") else "\n"
 
@@ -93,11 +94,13 @@ def _editable(scan: Scan) -> dict[str, memfiles.MemoryFile]:
 
 def choose_target(scan: Scan) -> tuple[Path, str, memfiles.MemoryFile | None]:
     """Where additions go: the file holding the marked section, else ``CLAUDE.md``, else
-    ``.claude/CLAUDE.md``, else a new ``CLAUDE.md``."""
+    ``.claude/CLAUDE.md``, else ``AGENTS.md`` when Claude Code reads it, else a new
+    ``CLAUDE.md``."""
     root = scan.root
     by_path = {f.path: f for f in scan.memory.files}
     # By resolved path: a CLAUDE.md that is a symlink (to AGENTS.md, say) is edited through it.
-    entries = [by_path.get((root / name).resolve()) for name in ("CLAUDE.md", ".claude/CLAUDE.md")]
+    entries = [by_path.get((root / name).resolve())
+               for name in (*memfiles.CLAUDE_FILES, memfiles.AGENTS_FILE)]
     for found in entries:
         if found is not None and BEGIN_MARK in found.text:
             return found.path, found.name, found
@@ -110,51 +113,16 @@ def choose_target(scan: Scan) -> tuple[Path, str, memfiles.MemoryFile | None]:
 # ----------------------------------------------------------------------------- strikethrough
 
 
-def _strike_line(line: str, pieces: Sequence[tuple[int, int]], addition: str | None) -> str:
-    """``line`` with each (start, end) column span struck and ``addition`` after the last one."""
-    for start, end in sorted(pieces, reverse=True):
-        text = line[start:end]
-        if not (text.startswith("~~") and text.endswith("~~")):
-            line = f"{line[:start]}~~{text}~~{line[end:]}"
-    if addition:
-        last_end = max(end for _, end in pieces)
-        offset = 4 * sum(1 for start, _ in pieces if start < last_end)
-        position = last_end + offset
-        line = f"{line[:position]} {addition}{line[position:]}"
-    return line
-
-
-def _strike_row(line: str, start: int, end: int, addition: str | None) -> str:
-    content = line[start:end]
-    cells = _CELL_SPLIT.split(content)
-    filled = [i for i, cell in enumerate(cells) if cell.strip()]
-    for i in filled:
-        cell = cells[i]
-        lead = len(cell) - len(cell.lstrip())
-        core = cell.strip()
-        if not (core.startswith("~~") and core.endswith("~~")):
-            core = f"~~{core}~~"
-        if addition and i == filled[-1]:
-            core = f"{core} {addition.replace('|', chr(92) + '|')}"
-        cells[i] = " " * lead + core + " " * (1 if cell.endswith(" ") else 0)
-    return line[:start] + "|".join(cells) + line[end:]
-
-
-def _replacement(record: Record | None, superseded: Record) -> str:
+def _replacement(record: Record | None, superseded: Record, terms: frozenset[str]) -> Replacement:
     if record is None:
-        return f"{id_comment(superseded.id)} (no longer in force)"
-    return f"→ {id_comment(record.id)} {entry_text(record)}"
+        return Replacement(NO_LONGER, NO_LONGER, superseded.id, terms)
+    return Replacement(f"→ {entry_text(record)}", _clean(record.title), record.id, terms)
 
 
-class _Strike(NamedTuple):
-    unit: Unit
-    replacements: list[str]
-
-
-def _strikes(scan: Scan) -> tuple[dict[str, list[_Strike]], set[str]]:
+def _strikes(scan: Scan) -> tuple[dict[str, list[Strike]], set[str]]:
     """Per editable file, the units to strike; and the ids of contradicted records struck."""
     editable = _editable(scan)
-    by_unit: dict[int, _Strike] = {}
+    by_unit: dict[int, Strike] = {}
     struck: set[str] = set()
     for candidate in scan.candidates:
         new: Record | None
@@ -170,40 +138,16 @@ def _strikes(scan: Scan) -> tuple[dict[str, list[_Strike]], set[str]]:
             unit = scan.memory.units[index]
             if unit.file not in editable or unit.kind not in ("sentence", "row"):
                 continue
-            text = _replacement(new, old)
-            strike = by_unit.setdefault(index, _Strike(unit, []))
-            if text not in strike.replacements:
-                strike.replacements.append(text)
+            replacement = _replacement(new, old, candidate.terms)
+            found = by_unit.setdefault(index, Strike(unit, []))
+            if replacement not in found.replacements:
+                found.replacements.append(replacement)
             if candidate.kind == CONTRADICTED:
                 struck.add(candidate.record.id)
-    per_file: dict[str, list[_Strike]] = defaultdict(list)
-    for strike in by_unit.values():
-        per_file[strike.unit.file].append(strike)
+    per_file: dict[str, list[Strike]] = defaultdict(list)
+    for found in by_unit.values():
+        per_file[found.unit.file].append(found)
     return per_file, struck
-
-
-def _apply_strikes(text: str, strikes: Sequence[_Strike]) -> str:
-    lines = text.splitlines(keepends=True)
-    edits: dict[int, list[tuple[_Strike, list[tuple[int, int]]]]] = defaultdict(list)
-    for strike in strikes:
-        for number, start, end in strike.unit.spans:
-            edits[number].append((strike, [(start, end)]))
-    for number, items in edits.items():
-        raw = lines[number - 1]
-        body = raw.rstrip("\r\n")
-        ending = raw[len(body):]
-        # Right to left so earlier columns stay valid; the replacement goes after a unit's last
-        # piece (on its last line).
-        for strike, pieces in sorted(items, key=lambda item: -item[1][0][0]):
-            last = strike.unit.spans[-1][0] == number
-            addition = " ".join(strike.replacements) if last else None
-            start, end = pieces[0]
-            if strike.unit.kind == "row":
-                body = _strike_row(body, start, end, addition)
-            else:
-                body = _strike_line(body, pieces, addition)
-        lines[number - 1] = body + ending
-    return "".join(lines)
 
 
 # ----------------------------------------------------------------------------- marked section
@@ -221,6 +165,26 @@ def _section_bounds(lines: Sequence[str]) -> tuple[int, int] | str | None:
     return begins[0], ends[0]
 
 
+def _entry(record: Record) -> list[str]:
+    """A record's lines in the marked section: the item, then its tie on a line of its own."""
+    return [f"- {entry_text(record)}", id_comment(record.id)]
+
+
+def _chunks(lines: Sequence[str]) -> list[list[str]]:
+    """The lines of the marked section, grouped: each list item (or other line) with the tie
+    lines after it."""
+    chunks: list[list[str]] = []
+    for line in lines:
+        if TIE_LINE.match(line) and chunks and chunks[-1][0].strip():
+            chunks[-1].append(line)
+        elif chunks and line[:1].isspace() and line.strip() and chunks[-1][0].startswith("- ") \
+                and not TIE_LINE.match(chunks[-1][-1]):
+            chunks[-1].append(line)  # an item's continuation line
+        else:
+            chunks.append([line])
+    return chunks
+
+
 def _update_section(text: str, scan: Scan, additions: Sequence[Record]) -> tuple[str, str | None]:
     """``text`` with its marked section updated (or appended); returns it and a problem."""
     newline = _newline(text) if text else "\n"
@@ -229,26 +193,25 @@ def _update_section(text: str, scan: Scan, additions: Sequence[Record]) -> tuple
     if isinstance(bounds, str):
         return text, bounds
     by_id = {**scan.superseded, **scan.current}
-    entries = [f"- {entry_text(r)} {id_comment(r.id)}" for r in additions]
     if bounds is None:
-        if not entries:
+        if not additions:
             return text, None
-        block = [BEGIN_MARK, SECTION_HEADING, "", *entries, END_MARK]
+        block = [BEGIN_MARK, SECTION_HEADING, "", *(x for r in additions for x in _entry(r)),
+                 END_MARK]
         prefix = lines + ([""] if lines and lines[-1].strip() else [])
         return newline.join(prefix + block) + newline, None
     begin, end = bounds
-    inner = lines[begin + 1:end]
     kept: list[str] = []
     placed: set[str] = set()
-    for line in inner:
-        ids = [i for i in ID_COMMENT.findall(line) if i in by_id]
+    for chunk in _chunks(lines[begin + 1:end]):
+        ids = [i for line in chunk for i in ID_COMMENT.findall(line) if i in by_id]
         if not ids:
-            kept.append(line)
+            kept.extend(chunk)
             continue
         record = by_id[ids[0]]
         if record.current:
             placed.add(record.id)
-            kept.append(line)
+            kept.extend(chunk)
             continue
         # Superseded since it was written: the record now in force takes its place if it
         # is not stated anywhere else yet.
@@ -256,10 +219,10 @@ def _update_section(text: str, scan: Scan, additions: Sequence[Record]) -> tuple
         if successor is not None and successor.id not in placed and \
                 successor.id not in scan.present and successor.id not in scan.dismissed:
             placed.add(successor.id)
-            kept.append(f"- {entry_text(successor)} {id_comment(successor.id)}")
+            kept.extend(_entry(successor))
     if not any(line.strip() == SECTION_HEADING for line in kept):
         kept = [SECTION_HEADING, "", *kept]
-    fresh = [e for r, e in zip(additions, entries, strict=True) if r.id not in placed]
+    fresh = [x for r in additions if r.id not in placed for x in _entry(r)]
     while kept and not kept[-1].strip() and fresh:
         kept.pop()
     updated = lines[:begin + 1] + kept + fresh + lines[end:]
@@ -289,10 +252,14 @@ def propose(scan: Scan) -> Proposal:
     texts: dict[str, tuple[Path, str | None]] = {
         f.name: (f.path, f.text) for f in scan.memory.files if f.editable}
     after: dict[str, str] = {}
-    for name, items in strikes.items():
-        text = texts[name][1]
-        assert text is not None
-        after[name] = _apply_strikes(text, items)
+    units: dict[str, list[memfiles.Unit]] = defaultdict(list)
+    for unit in scan.memory.units:
+        units[unit.file].append(unit)
+    for file in scan.memory.files:
+        if file.editable and (file.name in strikes or ID_COMMENT.search(file.text)):
+            edited = strike.apply(file.text, strikes.get(file.name, []), units[file.name])
+            if edited != file.text:
+                after[file.name] = edited
     additions = sorted((c.record for c in scan.candidates
                         if c.kind == MISSING or (c.kind == CONTRADICTED
                                                  and c.record.id not in struck)),
@@ -369,11 +336,12 @@ def _locate(scan: Scan, changes: Sequence[FileChange], target: str,
 
 
 def _line_of(text: str, record_id: str) -> int | None:
-    marker = id_comment(record_id)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if marker in line:
-            return number
-    return None
+    """The first line of the text tied to ``record_id`` (its entry in the marked section)."""
+    if record_id not in text:
+        return None
+    parsed, _block, _section = memfiles.parse(
+        memfiles.MemoryFile(Path("-"), "-", text, True, None, 0))
+    return next((u.line for u in parsed if record_id in u.ids), None)
 
 
 def _why_not(scan: Scan, candidate: Candidate) -> str:

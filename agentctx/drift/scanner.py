@@ -44,11 +44,19 @@ class Candidate(NamedTuple):
     old: Record | None = None  # contradicted: the superseded record the files state instead
     replacement: Record | None = None  # stale: the record now in force (None: retired)
     units: tuple[int, ...] = ()  # contradicted, stale: the units stating the superseded text
+    terms: frozenset[str] = frozenset()  # what tells the superseded text from what replaced it
 
     @property
     def id(self) -> str:
         """The record's id."""
         return self.record.id
+
+    @property
+    def stated(self) -> str | None:
+        """The id of the superseded record whose text the files state (``None``: missing)."""
+        if self.kind == CONTRADICTED:
+            return self.old.id if self.old is not None else None
+        return self.record.id if self.kind == STALE else None
 
 
 class Scan(NamedTuple):
@@ -69,8 +77,8 @@ class Scan(NamedTuple):
 
     @property
     def flagged(self) -> int:
-        """Missing plus contradicted: what the SessionStart note counts."""
-        return sum(1 for c in self.candidates if c.kind in (MISSING, CONTRADICTED))
+        """Records missing or contradicted: what the SessionStart note counts."""
+        return len({c.id for c in self.candidates if c.kind in (MISSING, CONTRADICTED)})
 
 
 def drift_score(coverage_: float, threshold: float) -> float:
@@ -187,13 +195,15 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
             continue
         olds = [by_id[s] for s in chain_members.get(chain_of.get(record.id, -1), [])
                 if measured.stated_at.get(s)]
-        if olds:
-            old = max(olds, key=lambda r: measured.stated_at[r.id][0][1])
+        # One candidate per older version the files state (a chain's first and second
+        # versions may both be there, in different files): each is struck where it is.
+        for old in sorted(olds, key=lambda r: -measured.stated_at[r.id][0][1]):
             units = tuple(u for u, _ in measured.stated_at[old.id])
             first = memory.units[units[0]]
             candidates.append(Candidate(record, CONTRADICTED, score, first.file, first.line,
-                                        old=old, units=units))
-        else:
+                                        old=old, units=units,
+                                        terms=measured.distinct.get(old.id, frozenset())))
+        if not olds:
             candidates.append(Candidate(record, MISSING, score, None, None))
     for fact in facts:
         if fact.current or fact.id in dismissed:
@@ -210,7 +220,8 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
         scores[fact.id] = score
         candidates.append(Candidate(by_id[fact.id], STALE, score, first.file, first.line,
                                     replacement=by_id.get(end_id) if end_id else None,
-                                    units=units))
+                                    units=units,
+                                    terms=measured.distinct.get(fact.id, frozenset())))
     candidates.sort(key=lambda c: (CLASSES.index(c.kind), -c.score, c.record.valid_from))
     current = {r.id: r for r in by_id.values() if r.current}
     return Scan(project, Path(memory.root), memory, tuple(checked), present, tuple(candidates),

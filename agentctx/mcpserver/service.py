@@ -9,7 +9,7 @@ its answer far under Claude Code's 25,000-token limit (:data:`RESULT_MAX_TOKENS`
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
@@ -93,16 +93,25 @@ def search(db: Store, where: Where, query: Query, vector: VectorSide | None = No
         return (f'No records match "{shown}"{scope}{hint}. '
                 "Try other words, a different type, or ctx_related(file).")
     _touch(db, [h.record.id for h in hits])
-    shorts = rec.short_ids(db, [h.record.id for h in hits])
+    shorts = short_ids_of(db, [h.record for h in hits])
     header = (f'{len(hits)} record{"s" if len(hits) != 1 else ""} for '
               f'"{shown}"{scope} ({mode} search). Full text: ctx_get(ids).')
-    packed = budget.pack([index_line(h.record, shorts[h.record.id]) for h in hits],
+    packed = budget.pack([index_line(h.record, shorts) for h in hits],
                          max_tokens=RESULT_MAX_TOKENS, max_chars=RESULT_MAX_CHARS, header=header)
     return packed.text
 
 
-def index_line(record: Record, short: str, extra: str = "") -> str:
-    """One index line: short id, type, date, confidence, markers and the (cut) title."""
+def short_ids_of(db: Store, records: Sequence[Record]) -> dict[str, str]:
+    """The store's short id of each record and of the record that superseded it."""
+    return rec.short_ids(db, [*(r.id for r in records),
+                              *(r.superseded_by for r in records if r.superseded_by)])
+
+
+def index_line(record: Record, shorts: Mapping[str, str], extra: str = "") -> str:
+    """One index line: short id, type, date, confidence, markers and the (cut) title;
+    ``shorts`` holds the short ids of the record and of its successor
+    (:func:`short_ids_of`)."""
+    short = shorts.get(record.id, record.id)
     marks = ""
     if record.pinned:
         marks += " pinned"
@@ -112,7 +121,7 @@ def index_line(record: Record, short: str, extra: str = "") -> str:
         marks += " team-file"
     if not record.current:
         marks += (f" SUPERSEDED {(record.superseded_at or '')[:10]}"
-                  f" by {(record.superseded_by or '?')[:10]}")
+                  f" by {shorts.get(record.superseded_by or '', record.superseded_by or '?')}")
     return (f"{short} {record.type} {record.valid_from[:10]} {record.confidence}{marks}: "
             f"{_clip(injection.clean(record.title), INDEX_TITLE_CHARS)}{extra}")
 
@@ -202,8 +211,8 @@ def related(db: Store, where: Where, file: str) -> str:
         return (f"No records are linked to {name} or its folders in {where.project.name}. "
                 "Try ctx_search with words from the file's purpose.")
     _touch(db, [record.id for record, _ in pairs])
-    shorts = rec.short_ids(db, [record.id for record, _ in pairs])
-    lines = [index_line(record, shorts[record.id], "" if via == name else f" (via {via})")
+    shorts = short_ids_of(db, [record for record, _ in pairs])
+    lines = [index_line(record, shorts, "" if via == name else f" (via {via})")
              for record, via in pairs]
     header = (f"{len(pairs)} record{'s' if len(pairs) != 1 else ''} linked to {name}"
               f" in {where.project.name}. Full text: ctx_get(ids).")

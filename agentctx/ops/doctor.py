@@ -19,10 +19,12 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from agentctx.core import config
+from agentctx.drift import memfiles
 from agentctx.install import entries, jsonfile, paths
 from agentctx.install.jsonfile import InstallError
 from agentctx.install.plugin import INSTALL_HINT, EnabledPlugin, enabled_plugins, mcp_document
@@ -129,7 +131,9 @@ def check_store() -> Check:
             scrubbed = _redacted_on_upgrade(db.meta_get("secrets_redacted_on_upgrade"))
             damage = db.quick_check()
     except (StoreError, sqlite3.Error) as exc:
-        return Check("store", FAIL, f"{jsonfile.display(config.db_path())}: {exc}",
+        where = jsonfile.display(config.db_path())
+        said = str(exc).replace(str(config.db_path()), where)
+        return Check("store", FAIL, said if where in said else f"{where}: {said}",
                      "see the message; 'agentctx export' before any repair")
     if damage:
         return Check("store", FAIL, f"{jsonfile.display(config.db_path())} is damaged "
@@ -169,8 +173,11 @@ def check_vectors(cfg: config.Config) -> Check:
         with Store.open(busy_timeout_ms=1000) as db:
             name, reason = vectors.backend(db)
     except Exception as exc:  # a broken optional backend must not break doctor
-        return Check("vectors", WARN, f"cannot determine the vector backend: {exc}",
-                     "run 'agentctx doctor' again; report it if it persists")
+        from agentctx.store import StoreError
+
+        fix = ("see the store line" if isinstance(exc, StoreError | sqlite3.Error) else
+               "run 'agentctx doctor' again; report it if it persists")
+        return Check("vectors", WARN, f"cannot determine the vector backend: {exc}", fix)
     if name == "vec0":
         return Check("vectors", OK, f"sqlite-vec vec0 ({reason})")
     if name == "numpy":
@@ -212,21 +219,27 @@ def check_semantic_check(cfg: config.Config) -> Check:
         return Check("semantic check", OK, "off (embeddings disabled; keyword relevance only)")
     if not config.db_path().exists():
         return Check("semantic check", WARN, "no store yet", "run 'agentctx init'")
-    from agentctx.store import Store, querymodel
+    from agentctx.store import Store, StoreError, querymodel, vecside
 
     try:
         with Store.open(busy_timeout_ms=1000) as db:
             entry = querymodel.registered(db)
             side = querymodel.open_registered(db)
-    except (OSError, sqlite3.Error) as exc:
-        return Check("semantic check", WARN, f"cannot read the store: {exc}")
+            vectors_ready, why = vecside.ready(db)
+    except (OSError, sqlite3.Error, StoreError) as exc:
+        return Check("semantic check", WARN, f"cannot read the store: {exc}",
+                     "see the store line")
     if side is None:
         where = f" ({jsonfile.display(Path(entry[1]))} is missing or stale)" if entry else ""
         return Check("semantic check", WARN, f"not ready{where}: prompts are matched by "
-                     "keywords only", "run 'agentctx consolidate' (it writes the query side "
-                     "file of a WordPiece model)")
+                     "keywords only, and the hook finds no record by meaning", "run 'agentctx "
+                     "consolidate' (it writes the query side file of a WordPiece model)")
     side.close()
-    return Check("semantic check", OK, f"on ({side.model})")
+    if not vectors_ready:
+        return Check("semantic check", WARN, f"on ({side.model}); the hook's candidates by "
+                     f"meaning are not ready: {why}", "run 'agentctx consolidate'")
+    return Check("semantic check", OK, f"on ({side.model}); the hook also finds records by "
+                 f"meaning ({why} vector side)")
 
 
 def check_clock() -> Check | None:
@@ -549,6 +562,12 @@ def measure_hook_latency(argv: list[str], cwd: Path | None = None,
     return times, problem_note or None
 
 
+def check_memory_file(cwd: Path | None = None) -> Check:
+    """Which memory file the drift scan (``agentctx sync``) reads for the project, and why."""
+    found = memfiles.primary(paths.project_root(cwd))
+    return Check("memory file", OK, f"drift reads {found.name or 'no file yet'}: {found.reason}")
+
+
 def check_latency(argv: list[str] | None, cwd: Path | None = None,
                   runs: int = LATENCY_RUNS) -> Check:
     """The median wall time of the real session-start hook."""
@@ -571,6 +590,17 @@ def check_latency(argv: list[str] | None, cwd: Path | None = None,
     return Check("hook latency", OK, detail)
 
 
+def _guarded(name: str, check: Callable[..., Check], *args: Any) -> Check:
+    """A check whose failure to run (a damaged or locked store, an unreadable file) is its own
+    failing line, so every other check still reports."""
+    from agentctx.store import StoreError
+
+    try:
+        return check(*args)
+    except (StoreError, sqlite3.Error, OSError) as exc:
+        return Check(name, FAIL, f"could not check: {exc}", "see the store line")
+
+
 def run_checks(cwd: Path | None = None, *, probe: bool = True,
                latency_runs: int = LATENCY_RUNS) -> list[Check]:
     """Every check, in the order they are printed."""
@@ -582,8 +612,11 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
         cfg = config.Config({})
     else:
         checks.append(check_config(cfg))
-    checks += [check_home(), check_store(), check_vectors(cfg), check_embedding_model(cfg),
-               check_semantic_check(cfg), check_api_key(cfg)]
+    checks += [_guarded("home", check_home), _guarded("store", check_store),
+               _guarded("vectors", check_vectors, cfg),
+               _guarded("embedding model", check_embedding_model, cfg),
+               _guarded("semantic check", check_semantic_check, cfg),
+               _guarded("api key", check_api_key, cfg)]
     clock = check_clock()
     if clock is not None:
         checks.append(clock)
@@ -594,6 +627,7 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
     hooks, session_argv = check_hooks(cwd, plugins)
     checks.append(hooks)
     checks.append(check_mcp(cwd, probe=probe, plugins=plugins))
+    checks.append(check_memory_file(cwd))
     if latency_runs > 0:
         checks.append(check_latency(session_argv, cwd, latency_runs))
     return checks

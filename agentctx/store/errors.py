@@ -20,11 +20,12 @@ class NotFound(StoreError):
 
 
 class AmbiguousId(StoreError):
-    """An id prefix matches more than one record."""
+    """An id prefix matches more than one record (or project, or session): the message lists
+    the candidates."""
 
-    def __init__(self, prefix: str, candidates: list[str]) -> None:
+    def __init__(self, prefix: str, candidates: list[str], what: str = "records") -> None:
         shown = ", ".join(candidates[:5]) + (" …" if len(candidates) > 5 else "")
-        super().__init__(f"id prefix {prefix!r} matches {len(candidates)} records ({shown}); "
+        super().__init__(f"id prefix {prefix!r} matches {len(candidates)} {what} ({shown}); "
                          "type more characters")
         self.candidates = candidates
 

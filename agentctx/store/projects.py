@@ -89,7 +89,7 @@ def get(db: Store, ref: str) -> Project:
         if not rows:
             raise NotFound(f"no project {ref!r} (see 'agentctx projects')")
         if len(rows) > 1:
-            raise AmbiguousId(ref, [f"{r[0]} ({r[1]})" for r in rows])
+            raise AmbiguousId(ref, [f"{r[0]} ({r[1]})" for r in rows], "projects")
         row = rows[0]
     return Project(row[0], row[1], row[2], row[3], bool(row[4]))
 

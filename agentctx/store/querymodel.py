@@ -24,8 +24,10 @@ import json
 import math
 import operator
 import os
+import re
 import sqlite3
 import struct
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from agentctx.store.db import Store
@@ -34,6 +36,11 @@ FORMAT = 1
 META_KEY = "query_model"
 # Longer words are left out of a query's vector (see QueryModel.tokens).
 MAX_WORD_CHARS = 40
+# Tokens of a text the model reads (model2vec's max_length); the rest is left out.
+MAX_TOKENS = 512
+# A text's words as BERT's basic tokenizer splits them: runs of letters and digits, and each
+# punctuation mark or symbol on its own (the underscore too).
+_TEXT_WORD = re.compile(r"[^\W_]+|[^\w\s]|_")
 # Bytes per stored component: vectors are kept as float16 (half the size; cosine is unaffected
 # at the precision the check uses).
 _HALF = 2
@@ -126,21 +133,39 @@ class QueryModel:
 
     def encode(self, terms: Sequence[str]) -> tuple[float, ...] | None:
         """The unit vector of ``terms`` (mean of their token rows), ``None`` if none is known."""
-        tokens = self.tokens(terms)
+        return self._mean(self.tokens(terms))
+
+    def embed_text(self, text: str) -> tuple[float, ...] | None:
+        """The unit vector of a whole text as the model embeds it: every word and punctuation
+        mark (:func:`text_words`), WordPiece, the first :data:`MAX_TOKENS` tokens, their mean.
+        What a record is given at write time, before consolidation embeds it with the model."""
+        return self._mean(self.tokens(text_words(text))[:MAX_TOKENS])
+
+    def _mean(self, tokens: Sequence[str]) -> tuple[float, ...] | None:
         if not tokens:
             return None
         rows = self._lookup(tokens)
         total: list[float] = [0.0] * self.dim
         count = 0
-        for token in tokens:
+        for token, times in Counter(tokens).items():
             blob = rows.get(token)
             if blob is None or len(blob) != self.dim * _HALF:
                 continue
-            count += 1
-            total = list(map(operator.add, total, self._unpack(blob)))
+            count += times
+            row = self._unpack(blob)
+            total = list(map(operator.add, total, row if times == 1 else
+                             [times * value for value in row]))
         if not count:
             return None
         return unit(total)
+
+
+def text_words(text: str) -> list[str]:
+    """The words of ``text`` as a lower-casing BERT tokenizer splits them before WordPiece:
+    folded (lower case, no accents), split at spaces and around each punctuation mark."""
+    from agentctx.store.textproc import fold
+
+    return _TEXT_WORD.findall(fold(text))
 
 
 def _read_only_uri(path: str | os.PathLike[str]) -> str:
@@ -228,6 +253,12 @@ def similarities(db: Store, terms: Sequence[str],
         model.close()
     if query is None:
         return None
+    return similarities_to(db, model.model, query, hits)
+
+
+def similarities_to(db: Store, model: str, query: Sequence[float],
+                    hits: Sequence[tuple[int, str | None]]) -> list[float | None]:
+    """:func:`similarities` for a query already embedded with ``model``'s side file."""
     via_pks: dict[str, int] = {}
     wanted_via = [via for _pk, via in hits if via]
     if wanted_via:
@@ -235,7 +266,7 @@ def similarities(db: Store, terms: Sequence[str],
             f"SELECT id, pk FROM records WHERE id IN ({','.join('?' * len(wanted_via))})",
             wanted_via)}
     pks = [pk for pk, _via in hits] + list(via_pks.values())
-    stored = record_vectors(db, model.model, pks)
+    stored = record_vectors(db, model, pks)
     out: list[float | None] = []
     for pk, via in hits:
         found = [cosine(query, stored[p]) for p in (pk, via_pks.get(via or "", -1))

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from agentctx.core.ids import MIN_PREFIX, new_ulid, normalize_prefix, normalize_time, now_iso
 from agentctx.core.lean import NamedTuple
 from agentctx.core.redact import marker_chars, redact
+from agentctx.store import vecside
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.models import (
@@ -85,32 +86,22 @@ def resolve_many(db: Store, refs: Iterable[str]) -> list[str]:
 
 
 def short_ids(db: Store, ids: Iterable[str]) -> dict[str, str]:
-    """The shortest unique prefix (at least 8 characters) of each id, like git's short hashes.
-
-    One statement for a batch: each id's neighbours in id order, live and archived (four index
-    seeks each), and the longest prefix it shares with them decides.
-    """
-    wanted = list(dict.fromkeys(ids))
+    """The shortest unique prefix (at least 8 characters) of each id, like git's short hashes."""
     result: dict[str, str] = {}
-    for start in range(0, len(wanted), 200):
-        chunk = wanted[start:start + 200]
-        around = ", ".join(f"(SELECT id FROM {table} WHERE id {op} w.id ORDER BY id "
-                           f"{order} LIMIT 1)" for table in TABLES
-                           for op, order in (("<", "DESC"), (">", "ASC")))
-        values = ", ".join("(?)" for _ in chunk)
-        for row in db.rows(f"WITH w(id) AS (VALUES {values}) SELECT w.id, {around} FROM w",
-                           chunk):
-            rid = str(row[0])
-            longest = 0
-            for neighbour in row[1:]:
+    for rid in ids:
+        longest = 0
+        for table in TABLES:
+            for sql in (f"SELECT id FROM {table} WHERE id < ? ORDER BY id DESC LIMIT 1",
+                        f"SELECT id FROM {table} WHERE id > ? ORDER BY id LIMIT 1"):
+                neighbour = db.scalar(sql, (rid,))
                 if neighbour:
                     common = 0
-                    for a, b in zip(rid, str(neighbour), strict=False):
+                    for a, b in zip(rid, neighbour, strict=False):
                         if a != b:
                             break
                         common += 1
                     longest = max(longest, common)
-            result[rid] = rid[: max(SHORT_ID_MIN, longest + 1)]
+        result[rid] = rid[: max(SHORT_ID_MIN, longest + 1)]
     return result
 
 
@@ -426,7 +417,9 @@ def _insert(db: Store, draft: Draft, project_id: str) -> Record:
         (rid, project_id, draft.type, draft.key, draft.title, draft.body, draft.scope,
          int(draft.pinned), draft.confidence, draft.reinforce_count, draft.valid_from or now, now,
          draft.source, draft.session_id))
-    return get(db, rid)
+    record = get(db, rid)
+    vecside.add(db, record.pk)  # findable by meaning now; consolidation refreshes it
+    return record
 
 
 def update(db: Store, ref: str, *, title: str | None = None, body: str | None = None,
@@ -480,6 +473,8 @@ def update(db: Store, ref: str, *, title: str | None = None, body: str | None = 
             revised = ", revision = revision + 1"
         db.execute(f"UPDATE records SET {assignments}, updated_at = ?{embedding_stale}{revised} "
                    "WHERE id = ?", [*params, record.id])
+        if embedding_stale:
+            vecside.add(db, record.pk)
     return get(db, record.id)
 
 

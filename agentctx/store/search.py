@@ -557,6 +557,13 @@ def _intent_candidates(db: Store, query: Query, intent: tuple[str, ...],
     return boosted
 
 
+def matched_terms(db: Store, text: str, pks: list[int]) -> dict[int, tuple[str, ...]]:
+    """Which of ``text``'s search terms each record of ``pks`` contains, as the index reads
+    them (the same probes as a search's matched words: stemmed, title and body)."""
+    terms = query_terms(text)
+    return _matched_terms(db, terms, dict.fromkeys(terms, 1), pks)
+
+
 def _matched_terms(db: Store, terms: list[str], df: dict[str, int], pks: list[int],
                    index: str = "records_fts") -> dict[int, tuple[str, ...]]:
     """Which query terms each candidate contains (one probe of ``index`` per term)."""

@@ -12,8 +12,10 @@ from collections.abc import Iterable, Sequence
 
 from agentctx.core.ids import now_iso
 from agentctx.store.db import Store
+from agentctx.store.errors import AmbiguousId, NotFound
 from agentctx.store.models import Receipt, Session
 
+SESSION_PREFIX_MIN = 6
 _SESSION_COLUMNS = ("session_id, project_id, cwd, transcript_path, started_at, ended_at, "
                     "tokens_injected, extraction_cost_usd, meta")
 
@@ -46,6 +48,24 @@ def get(db: Store, session_id: str) -> Session | None:
     """One session, or ``None``."""
     row = db.one(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id = ?", (session_id,))
     return _session(row) if row else None
+
+
+def resolve(db: Store, ref: str) -> Session:
+    """The session ``ref`` names: its full id, or a prefix of at least
+    :data:`SESSION_PREFIX_MIN` characters (listings show the first 8) that one session starts
+    with. Raises :class:`NotFound`, or :class:`AmbiguousId` listing the candidates."""
+    ref = ref.strip()
+    found = get(db, ref)
+    if found is not None:
+        return found
+    if len(ref) >= SESSION_PREFIX_MIN:
+        rows = db.rows(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE session_id >= ? AND "
+                       "session_id < ? ORDER BY session_id LIMIT 6", (ref, ref + "\uffff"))
+        if len(rows) == 1:
+            return _session(rows[0])
+        if rows:
+            raise AmbiguousId(ref, [str(row[0]) for row in rows], "sessions")
+    raise NotFound(f"no session {ref!r} in the store")
 
 
 def recent(db: Store, project_id: str | None = None, limit: int = 20,

@@ -109,7 +109,11 @@ class PruneCandidate(NamedTuple):
     days_low: int
 
     def __str__(self) -> str:
-        return (f"{self.type} {self.id[:10]} score {self.score:.3f}, low for {self.days_low} "
+        return self.line(self.id)
+
+    def line(self, short_id: str) -> str:
+        """One line for people, the record named by ``short_id``."""
+        return (f"{self.type} {short_id} score {self.score:.3f}, low for {self.days_low} "
                 f"days: {self.title!r}")
 
 
@@ -263,8 +267,12 @@ class MergeCandidate(NamedTuple):
     overlap: float  # share of their terms in common (Jaccard)
 
     def __str__(self) -> str:
-        return (f"{self.type} {self.older_id[:10]} ≈ {self.newer_id[:10]} "
-                f"(cosine {self.cosine:.3f}): {self.older_title!r} / {self.newer_title!r}")
+        return self.line(self.older_id, self.newer_id)
+
+    def line(self, older: str, newer: str) -> str:
+        """One line for people, the two records named by ``older`` and ``newer``."""
+        return (f"{self.type} {older} ≈ {newer} (cosine {self.cosine:.3f}): "
+                f"{self.older_title!r} / {self.newer_title!r}")
 
 
 def merge_candidates(db: Store, project_id: str | None) -> list[MergeCandidate]:

@@ -64,3 +64,19 @@ def help_rows(actions: tuple[Action, ...]) -> list[tuple[str, str]]:
 def palette_entries(actions: tuple[Action, ...]) -> list[Action]:
     """The actions of a table the palette offers."""
     return [a for a in actions if a.palette and a.bound]
+
+
+# The app's own keys (the panes' keys 1-8 come from the registry).
+APP_ACTIONS = (
+    Action("r", "refresh_pane", "Refresh", "read the pane on screen from the store again",
+           "Refresh", footer=False),
+    Action("w", "web", "Web", "start the local web view (its address shows in the status "
+           "line; it stops on quit)", "Web view", footer=False),
+    Action("question_mark", "help", "Help", "the keys of the pane on screen (all of them "
+           "below)", "Help", footer=False),
+    Action("ctrl+p", "command_palette", "Palette", "command palette: every action, with its "
+           "key", footer=False, palette=False, bound=False),
+    Action("escape", "leave", "Back", "leave a field, close a panel or dialog", footer=False,
+           palette=False),
+    Action("q", "quit", "Quit", "quit", footer=False),
+)

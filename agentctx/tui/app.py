@@ -19,16 +19,17 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import ContentSwitcher, Input, Static
+from textual.screen import ModalScreen
+from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from agentctx.core import config
 from agentctx.store import Store, StoreError
-from agentctx.tui.actions import Action, bindings
-from agentctx.tui.appstate import AppState
-from agentctx.tui.cells import home_path, parse_now
-from agentctx.tui.messages import ProjectChosen, ShowChain
+from agentctx.tui.actions import APP_ACTIONS, bindings
+from agentctx.tui.appstate import AppState, guarded
+from agentctx.tui.cells import home_path, parse_now, plural
+from agentctx.tui.messages import ProjectChosen, ShowChain, Wrote
 from agentctx.tui.pane import Pane
-from agentctx.tui.registry import FIRST, PANES, spec
+from agentctx.tui.registry import CHAINS, FIRST, PANES, spec
 from agentctx.tui.widgets.keybar import KeyBar
 
 if TYPE_CHECKING:
@@ -43,22 +44,6 @@ def _commands() -> type[Provider]:
     from agentctx.tui.commands import AgentctxCommands
 
     return AgentctxCommands
-
-
-# The app's own keys (the panes' keys 1-8 come from the registry).
-APP_ACTIONS = (
-    Action("r", "refresh_pane", "Refresh", "read the pane on screen from the store again",
-           "Refresh", footer=False),
-    Action("w", "web", "Web", "start the local web view (its address shows in the status "
-           "line; it stops on quit)", "Web view", footer=False),
-    Action("question_mark", "help", "Help", "the keys of the pane on screen (all of them "
-           "below)", "Help", footer=False),
-    Action("ctrl+p", "command_palette", "Palette", "command palette: every action, with its "
-           "key", footer=False, palette=False, bound=False),
-    Action("escape", "leave", "Back", "leave a field, close a panel or dialog", footer=False,
-           palette=False),
-    Action("q", "quit", "Quit", "quit", footer=False),
-)
 
 
 class TabBar(Static):
@@ -90,8 +75,10 @@ class AgentctxApp(App[None]):
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {_commands}
     ENABLE_COMMAND_PALETTE = True
     BINDINGS: ClassVar[list[BindingType]] = [
-        *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False)
-          for pane in PANES),
+        # Priority: the App switches panes before it reads the next key, so a key typed right
+        # after a number reaches the new pane (not the one it leaves); see check_action.
+        *(Binding(pane.key, f"show_pane('{pane.pane_id}')", pane.name, show=False,
+                  priority=True) for pane in PANES),
         *bindings(APP_ACTIONS),
     ]
 
@@ -101,7 +88,6 @@ class AgentctxApp(App[None]):
         self._state = state
         self.problem = problem
         self.poll_ms = poll_ms
-        self.current_pane = FIRST
         self._data_version = -1
         self._backend = "…"
         self.web_url: str | None = None
@@ -113,12 +99,17 @@ class AgentctxApp(App[None]):
         assert self._state is not None
         return self._state
 
+    @property
+    def current_pane(self) -> str:
+        """The id of the pane on screen."""
+        return self._state.current_pane if self._state is not None else FIRST
+
     def compose(self) -> ComposeResult:
         if self._state is None:
             return
         yield TabBar()
         with ContentSwitcher(initial=self.current_pane, id="panes"):
-            yield spec(FIRST).load()(id=FIRST)
+            yield spec(FIRST).load()(self.state, id=FIRST)
         yield StatusLine(id="status")
         yield KeyBar(id="keybar")
 
@@ -164,8 +155,8 @@ class AgentctxApp(App[None]):
         """Put a pane on screen (mounting it the first time), read it, focus its main widget."""
         switcher = self.query_one("#panes", ContentSwitcher)
         if not switcher.query_children(f"#{pane_id}"):
-            await switcher.mount(spec(pane_id).load()(id=pane_id))
-        self.current_pane = pane_id
+            await switcher.mount(spec(pane_id).load()(self.state, id=pane_id))
+        self.state.current_pane = pane_id
         switcher.current = pane_id
         bar = self.query_one(TabBar)
         bar.active = pane_id
@@ -182,10 +173,14 @@ class AgentctxApp(App[None]):
     def guarded(self, read: Callable[[], None]) -> None:
         """Run a read of the store; a locked or damaged store becomes a notification, never a
         traceback (the app stays up and ``r`` tries again)."""
-        try:
-            read()
-        except (StoreError, sqlite3.Error, OSError) as exc:
-            self.notify(f"cannot read the store: {exc}", severity="error", timeout=6)
+        guarded(read, self.notify)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """A number key switches panes unless a field takes it as text or a dialog is open."""
+        if action == "show_pane":
+            return (self._state is not None and not isinstance(self.screen, ModalScreen)
+                    and not isinstance(self.screen.focused, Input | TextArea))
+        return True
 
     async def action_show_pane(self, pane_id: str) -> None:
         """Switch to a pane (keys 1-8)."""
@@ -237,11 +232,11 @@ class AgentctxApp(App[None]):
         self.notify(f"project: {self.state.project.name}", timeout=2)
 
     async def on_show_chain(self, message: ShowChain) -> None:
-        from agentctx.tui.chains_pane import ChainsPane
+        pane = await self.show_pane(CHAINS)
+        pane.jump_to(message.record_id)
 
-        pane = await self.show_pane(ChainsPane.spec().pane_id)
-        assert isinstance(pane, ChainsPane)
-        pane.show_chain_of(message.record_id)
+    def on_wrote(self, message: Wrote) -> None:
+        self.guarded(self.update_status)
 
     # ---------------------------------------------------------------- store
 
@@ -284,7 +279,7 @@ class AgentctxApp(App[None]):
         if project is None:
             where = "no project yet"
         else:
-            where = f"{project.name} · {state.current_count():,} records"
+            where = f"{project.name} · {plural(state.current_count(), 'record')}"
         tail = f" · vectors: {self._backend}" + (f" · web {self.web_url}" if self.web_url else "")
         head = f" {where} · "
         room = (self.size.width or 80) - len(head) - len(tail)

@@ -1,9 +1,12 @@
-"""What every pane shares: the one open store, the active project, the clock and the settings."""
+"""What every pane shares: the one open store, the active project, the pane on screen, the clock
+and the settings. Panes are given this state when they are made; none of them reaches for the
+App."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -13,13 +16,25 @@ from pathlib import Path
 from typing import TypeVar
 
 from agentctx.core import config
-from agentctx.store import Store
+from agentctx.store import Store, StoreError
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.models import GLOBAL_PROJECT, Project
+from agentctx.tui.registry import FIRST
 from agentctx.tui.writes import Writer
 
 T = TypeVar("T")
+# What a read of the store may raise that the browser shows as a notification.
+STORE_ERRORS = (StoreError, sqlite3.Error, OSError)
+
+
+def guarded(read: Callable[[], object], notify: Callable[..., object]) -> None:
+    """Run a read of the store; a locked or damaged store becomes a notification, never a
+    traceback (the app stays up and ``r`` tries again)."""
+    try:
+        read()
+    except STORE_ERRORS as exc:
+        notify(f"cannot read the store: {exc}", severity="error", timeout=6)
 
 
 class AppState:
@@ -33,6 +48,7 @@ class AppState:
         self.fixed_now = now
         self.cfg = cfg or config.Config.load()
         self.project: Project | None = None
+        self.current_pane = FIRST  # the id of the pane on screen
         self._counts: dict[str, tuple[tuple[int, int], int]] = {}
         self._reader: ThreadPoolExecutor | None = None
         self._reader_local = threading.local()

@@ -7,6 +7,8 @@ the pane on that record's chain alone; ``escape`` goes back to every chain.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.widgets import Static, Tree
@@ -18,9 +20,12 @@ from agentctx.store.chains import Chain
 from agentctx.store.errors import NotFound, StoreError
 from agentctx.store.models import Record
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.cells import as_written, day, ellipsize, plural
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
-from agentctx.tui.pane import Pane, PaneTitle
+from agentctx.tui.pane import PaneTitle
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 PAGE = 50
 
@@ -36,7 +41,7 @@ def version_label(chain: Chain, index: int, width: int) -> Text:
     return label
 
 
-class ChainsPane(RecordEditing, Pane):
+class ChainsPane(RecordEditing):
     """The active project's supersession chains, newest change first."""
 
     ACTIONS = (
@@ -50,9 +55,11 @@ class ChainsPane(RecordEditing, Pane):
         *EDIT_ACTIONS,
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.focus_id: str | None = None
+        self._follow: str | None = None  # the record the cursor goes to on the next reload
+        self._open: set[str] = set()  # records of the chains shown open
         self.loaded = 0
         self.total = 0
 
@@ -65,7 +72,15 @@ class ChainsPane(RecordEditing, Pane):
         yield tree
 
     def reload(self) -> None:
+        """Read the chains again; the cursor stays on its record (or goes to the one a write
+        named) and the chains that were open stay open."""
         tree = self.query_one(Tree)
+        under = self._follow or (tree.cursor_node.data if tree.cursor_node is not None else None)
+        self._follow = None
+        self._open = {leaf.data for node in tree.root.children if node.is_expanded
+                      for leaf in (node, *node.children) if leaf.data}
+        if under:
+            self._open.add(under)
         tree.clear()
         project = self.state.project
         empty = self.query_one(".empty", Static)
@@ -78,8 +93,9 @@ class ChainsPane(RecordEditing, Pane):
                 self.reload()
                 return
             self._add_chain(chain, expand=True)
+            self._cursor_to(under)
             self.query_one(PaneTitle).set_text(
-                f"Chain of “{chain.head.title}” · {len(chain.versions)} versions · "
+                f"Chain of “{chain.head.title}” · {plural(len(chain.versions), 'version')} · "
                 "escape: every chain")
             empty.display = False
             return
@@ -91,7 +107,7 @@ class ChainsPane(RecordEditing, Pane):
             found = store_chains.chains(self.state.db, project.id, limit=PAGE)
         self.loaded = len(found)
         for chain in found:
-            self._add_chain(chain, expand=False)
+            self._add_chain(chain, expand=any(v.record.id in self._open for v in chain.versions))
         name = project.name if project else "no project"
         self.query_one(PaneTitle).set_text(
             f"Chains · {name} · {self.loaded} of {self.total} · what was believed when, and why")
@@ -99,15 +115,27 @@ class ChainsPane(RecordEditing, Pane):
         empty.update("No supersession chains yet: when a decision is replaced "
                      "(`agentctx supersede`, or extraction), its history shows here.")
         if found:
-            tree.move_cursor_to_line(0)
+            self._cursor_to(under)
+
+    def _cursor_to(self, record_id: str | None) -> None:
+        """The cursor on the first line of ``record_id`` (else on the first line)."""
+        tree = self.query_one(Tree)
+        for chain in tree.root.children:
+            for node in (chain, *chain.children):
+                if record_id is not None and node.data == record_id and (
+                        node is chain or chain.is_expanded):
+                    # A node has a line only once the tree has laid its lines out again.
+                    tree.call_after_refresh(tree.move_cursor, node)
+                    return
+        tree.move_cursor_to_line(0)
 
     def _add_chain(self, chain: Chain, *, expand: bool) -> None:
         tree = self.query_one(Tree)
-        width = self.size.width or 80
+        width = self.layout_width()
         head = chain.head
         label = Text(f"{head.type:<10} ", style="dim")
         label.append(ellipsize(head.title, max(10, width - 32)), style="bold")
-        label.append(f"  {len(chain.versions)} versions", style="dim")
+        label.append(f"  {plural(len(chain.versions), 'version')}", style="dim")
         node: TreeNode[str] = tree.root.add(label, data=head.id, expand=expand)
         for index, version in enumerate(chain.versions):
             child = node.add(version_label(chain, index, width), data=version.record.id,
@@ -116,6 +144,10 @@ class ChainsPane(RecordEditing, Pane):
                 child.add_leaf(Text("why it changed: " + ellipsize(version.rationale,
                                                                    max(10, width - 26)),
                                     style="italic"), data=version.record.id)
+
+    def jump_to(self, record_id: str) -> None:
+        """``c`` on a record: its chain."""
+        self.show_chain_of(record_id)
 
     def show_chain_of(self, record_id: str) -> None:
         """Show only the chain through ``record_id``, expanded."""
@@ -144,10 +176,11 @@ class ChainsPane(RecordEditing, Pane):
         version = next((v for v in chain.versions if v.record.id == record.id), None)
         short = rec.short_ids(self.state.db, [record.id])[record.id]
         until = day(record.superseded_at) if record.superseded_at else "now"
-        text = (f"# {record.title}\n\n**{record.type}** · `{short}` · {day(record.valid_from)} → "
-                f"{until}\n\n{record.body.strip() or '_(no body)_'}")
+        text = (f"# {as_written(record.title)}\n\n**{record.type}** · `{short}` · "
+                f"{day(record.valid_from)} → {until}\n\n"
+                f"{as_written(record.body.strip()) or '_(no body)_'}")
         if version is not None and version.rationale:
-            text += f"\n\n## Why it changed\n\n{version.rationale}"
+            text += f"\n\n## Why it changed\n\n{as_written(version.rationale)}"
         from agentctx.tui.widgets.reader import ReaderScreen
 
         self.app.push_screen(ReaderScreen(text))
@@ -187,6 +220,8 @@ class ChainsPane(RecordEditing, Pane):
             self.focus_id = record.id
         elif record is None:
             self.focus_id = None
+        if record is not None and follow:
+            self._follow = record.id
         super().after_write(record, follow=follow)
 
     def project_changed(self) -> None:

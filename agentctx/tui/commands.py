@@ -4,17 +4,30 @@ the action runs on it)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
-from agentctx.tui.actions import palette_entries
+from agentctx.tui.actions import APP_ACTIONS, palette_entries
 from agentctx.tui.registry import PANES
 
-if TYPE_CHECKING:
-    from agentctx.tui.app import AgentctxApp
+
+@runtime_checkable
+class Host(Protocol):
+    """What the palette needs of the App: the pane on screen, a way to show another one, and
+    Textual's ``run_action``."""
+
+    @property
+    def current_pane(self) -> str:
+        """The id of the pane on screen."""
+
+    def show_pane(self, pane_id: str) -> Awaitable[object]:
+        """Put a pane on screen."""
+
+    def run_action(self, action: str, default_namespace: Any = None) -> Awaitable[bool]:
+        """Run an action (on ``default_namespace``)."""
 
 
 class Command(NamedTuple):
@@ -25,10 +38,8 @@ class Command(NamedTuple):
     run: Callable[[], Any]
 
 
-def commands(app: AgentctxApp) -> list[Command]:
+def commands(app: Host) -> list[Command]:
     """The palette's entries, in the order it lists them."""
-    from agentctx.tui.app import APP_ACTIONS
-
     found: list[Command] = []
     listed: set[str] = set()
     current = next(s for s in PANES if s.pane_id == app.current_pane)
@@ -59,10 +70,8 @@ class AgentctxCommands(Provider):
     """The entries of :func:`commands`."""
 
     def _commands(self) -> list[Command]:
-        from agentctx.tui.app import AgentctxApp
-
         app = self.app
-        assert isinstance(app, AgentctxApp)
+        assert isinstance(app, Host)
         return commands(app)
 
     async def discover(self) -> Hits:
@@ -78,6 +87,6 @@ class AgentctxCommands(Provider):
                           help=command.help)
 
 
-async def _run_on_pane(app: AgentctxApp, pane_id: str, action: str) -> None:
+async def _run_on_pane(app: Host, pane_id: str, action: str) -> None:
     pane = await app.show_pane(pane_id)
     await app.run_action(action, pane)

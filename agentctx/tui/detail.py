@@ -16,7 +16,7 @@ from textual.message import Message
 from textual.widgets import Markdown
 
 from agentctx.store.details import RecordDetail
-from agentctx.tui.cells import minute
+from agentctx.tui.cells import as_written, minute
 
 
 def linked_ids(item: RecordDetail) -> list[str]:
@@ -57,8 +57,8 @@ def detail_markdown(item: RecordDetail, shorts: dict[str, str]) -> str:
     if others:
         lines.append("entities " + ", ".join(f"{e.node.kind} `{e.node.name}` ({e.rel})"
                                              for e in others))
-    out = [f"# {r.title}", "", "  \n".join(lines)]
-    out += ["", r.body.strip() or "_(no body)_", "", "## Chain"]
+    out = [f"# {as_written(r.title)}", "", "  \n".join(lines)]
+    out += ["", as_written(r.body.strip()) or "_(no body)_", "", "## Chain"]
     chain = []
     for link in item.supersedes:
         short = shorts.get(link.id, link.id)

@@ -9,7 +9,7 @@ memory files and stores the drift scores, as ``agentctx sync`` does).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.syntax import Syntax
 from textual import work
@@ -25,12 +25,17 @@ from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Project, Record
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import ellipsize, home_path
+from agentctx.tui.cells import ellipsize, home_path, plural, tail
 from agentctx.tui.pane import Pane, PaneTitle
 from agentctx.tui.widgets.confirm import ConfirmScreen
-from agentctx.tui.widgets.table import PlainTable
+from agentctx.tui.widgets.table import Column, PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 DISMISSED = "dismissed"
+COLUMNS = (Column("class", "class", 12), Column("score", "score", 5),
+           Column("record", "title", 24, grow=3), Column("where", "where", 14, grow=1))
 
 
 class DriftPane(Pane):
@@ -46,20 +51,16 @@ class DriftPane(Pane):
         Action("s", "scan", "Scan", "scan the memory files again", "Scan again"),
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.found: drift.Proposal | None = None
         self.dismissed: list[Record] = []
         self.scanning = False
+        self._shown: tuple[Project, drift.Proposal | None, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Drift", classes="pane-title")
-        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
-                                          id="drift-table")
-        for name, key, width in (("class", "class", 12), ("score", "score", 5),
-                                 ("record", "title", 34), ("where", "where", 22)):
-            table.add_column(name, key=key, width=width)
-        yield table
+        yield PlainTable(cursor_type="row", zebra_stripes=True, id="drift-table")
         with VerticalScroll(id="diff-box"):
             yield Static("", id="diff", markup=False)
 
@@ -94,32 +95,41 @@ class DriftPane(Pane):
         if not worker.is_cancelled:
             self.app.call_from_thread(self._show, project, found, problem)
 
+    def relayout(self) -> None:
+        shown = self._shown
+        if shown is not None and not self.scanning:
+            self._show(*shown)  # the columns to the new width; the scan is not run again
+
     def _show(self, project: Project, found: drift.Proposal | None, problem: str) -> None:
+        self._shown = (project, found, problem)
         self.scanning = False
         self.found = found
         db = self.state.db
         ids = sorted(drift_state.dismissed(db, project.id))
         self.dismissed = rec.get_many(db, ids)[0] if ids else []
-        table = self.query_one(DataTable)
-        table.clear()
+        table = self.query_one(PlainTable)
+        keep, under = table.cursor_row, table.cursor_key()
+        widths = table.fit_columns(COLUMNS, self.layout_width())
         diff = self.query_one("#diff", Static)
         if found is None:
             self.query_one(PaneTitle).set_text(f"Drift · {project.name} · the scan failed")
             diff.update(problem)
             return
         shorts = rec.short_ids(db, [p.candidate.id for p in found.candidates])
-        for p in found.candidates:
+        for n, p in enumerate(found.candidates):
             c = p.candidate
             where = f"{p.file}:{p.line}" if p.file and p.line else (p.file or found.target)
+            # A record may come twice (two older versions stated): the row key is made unique.
             table.add_row(c.kind, f"{c.score:.2f}",
-                          ellipsize(f"{shorts.get(c.id, c.id[:10])} {c.record.title}", 34),
-                          ellipsize(where, 22), key=c.id)
+                          ellipsize(f"{shorts[c.id]} {c.record.title}", widths["title"]),
+                          tail(where, widths["where"]), key=f"{c.id}#{n}")
         for r in self.dismissed:
-            table.add_row(DISMISSED, "-", ellipsize(r.title, 34), "x: flag again",
+            table.add_row(DISMISSED, "-", ellipsize(r.title, widths["title"]), "X: flag again",
                           key=f"{DISMISSED}:{r.id}")
+        table.cursor_to(under, keep)
         files = ", ".join(f.name for f in found.scan.memory.files) or "no memory files"
         self.query_one(PaneTitle).set_text(
-            f"Drift · {project.name} · {len(found.candidates)} candidates · {files} · "
+            f"Drift · {project.name} · {plural(len(found.candidates), 'candidate')} · {files} · "
             "A apply · x dismiss · X undismiss")
         if found.diff:
             diff.update(Syntax(found.diff, "diff", theme="ansi_dark", word_wrap=True))
@@ -173,7 +183,7 @@ class DriftPane(Pane):
         project = self.state.project
         if not key or project is None or key.startswith(f"{DISMISSED}:"):
             return
-        record, changed = drift.dismiss(self.state.db, project, key)
+        record, changed = drift.dismiss(self.state.db, project, key.split("#", 1)[0])
         self.notify(f"dismissed: {record.title}" if changed else "already dismissed", timeout=3)
         self.reload()
 

@@ -1,10 +1,10 @@
 """Keyboard editing of records, shared by the records, chains and profile panes.
 
-A pane mixes in :class:`RecordEditing` and says which record the keys act on
-(:meth:`RecordEditing.edit_target`); every write goes through the app's
-:class:`~agentctx.tui.writes.Writer` (the store API), confirms with a notification and reloads
-the pane. A write the store refuses (invalid, changed elsewhere, locked, too new) changes nothing
-and says why in one line.
+A pane that edits is a :class:`RecordEditing` and says which record the keys act on
+(:meth:`RecordEditing.edit_target`); every write goes through the browser's
+:class:`~agentctx.tui.writes.Writer` (the store API), confirms with a notification that names the
+record, and reloads the pane. A write the store refuses (invalid, changed elsewhere, locked,
+too new) changes nothing and says why in one line.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from agentctx.store import records as rec
 from agentctx.store.errors import StoreError
 from agentctx.store.models import Draft, Record
 from agentctx.tui.actions import Action
+from agentctx.tui.cells import ellipsize
+from agentctx.tui.messages import Wrote
+from agentctx.tui.pane import Pane
 from agentctx.tui.writes import CONFIDENCE_LADDER, Writer, fingerprint
 
 if TYPE_CHECKING:
-    from agentctx.tui.app import AgentctxApp
     from agentctx.tui.widgets.record_form import FormValues
 
 T = TypeVar("T")
@@ -48,11 +50,8 @@ EDIT_ACTIONS = (
 )
 
 
-class RecordEditing:
-    """The editing actions; the class mixing it in is a :class:`~agentctx.tui.pane.Pane`."""
-
-    # Provided by Pane (declared for the type checker).
-    agentctx_app: AgentctxApp
+class RecordEditing(Pane):
+    """A pane with the editing actions."""
 
     def edit_target(self) -> Record | None:
         """The record the keys act on (the highlighted one, or the one open in detail)."""
@@ -61,22 +60,20 @@ class RecordEditing:
     def after_write(self, record: Record | None, *, follow: bool = True) -> None:
         """Read the pane again after one of its writes (panes refine this): the cursor goes to
         ``record`` when ``follow``, else stays on the record it was on."""
-        reload = getattr(self, "reload", None)
-        if reload is not None:
-            self.agentctx_app.guarded(reload)
-        self.agentctx_app.guarded(self.agentctx_app.update_status)
+        self.guarded(self.reload)
+        self.post_message(Wrote())
 
     # ------------------------------------------------------------------ plumbing
 
     @property
     def writer(self) -> Writer:
         """The app's writer."""
-        return self.agentctx_app.state.writer
+        return self.state.writer
 
     def _target(self) -> Record | None:
         target = self.edit_target()
         if target is None:
-            self.agentctx_app.notify("no record here to act on", severity="warning", timeout=2)
+            self.notify("no record here to act on", severity="warning", timeout=2)
         return target
 
     def _write(self, what: Callable[[], T]) -> T | None:
@@ -85,19 +82,23 @@ class RecordEditing:
             return what()
         except (StoreError, sqlite3.Error, OSError) as exc:
             message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            self.agentctx_app.notify(f"nothing written: {message}", severity="error", timeout=6)
+            self.notify(f"nothing written: {message}", severity="error", timeout=6)
             return None
 
     def short(self, record_id: str) -> str:
         """The record's shortest unambiguous id prefix (as listings show it)."""
         try:
-            return rec.short_ids(self.agentctx_app.state.db, [record_id]).get(record_id,
-                                                                              record_id[:12])
+            return rec.short_ids(self.state.db, [record_id])[record_id]
         except (StoreError, sqlite3.Error):
-            return record_id[:12]
+            return record_id
+
+    def named(self, record: Record) -> str:
+        """The record as a notification names it: short id and title (so a write started from
+        the palette on another pane says which record it changed)."""
+        return f"{self.short(record.id)} “{ellipsize(record.title, 40)}”"
 
     def _done(self, message: str, record: Record | None, *, follow: bool = True) -> None:
-        self.agentctx_app.notify(message, timeout=3)
+        self.notify(message, timeout=3)
         self.after_write(record, follow=follow)
 
     # ------------------------------------------------------------------ actions
@@ -106,9 +107,9 @@ class RecordEditing:
         """``n``: the new-record form."""
         from agentctx.tui.widgets.record_form import RecordForm
 
-        project = self.agentctx_app.state.project
+        project = self.state.project
         if project is None:
-            self.agentctx_app.notify("no project yet: run `agentctx init` in one first",
+            self.notify("no project yet: run `agentctx init` in one first",
                                      severity="warning")
             return
 
@@ -120,10 +121,10 @@ class RecordEditing:
         def done(created: Record | None) -> None:
             if created is not None:
                 # The cursor stays on the record it was on (the new one sorts in elsewhere).
-                self._done(f"recorded {created.type} {self.short(created.id)}", created,
+                self._done(f"recorded {created.type} {self.named(created)}", created,
                            follow=False)
 
-        self.agentctx_app.push_screen(RecordForm(save, project_name=project.name), done)
+        self.app.push_screen(RecordForm(save, project_name=project.name), done)
 
     def action_edit_record(self) -> None:
         """``e``: the same form, filled in."""
@@ -133,11 +134,11 @@ class RecordEditing:
         if record is None:
             return
         if not record.current or record.archived:
-            self.agentctx_app.notify("only current records can be edited; superseded ones are "
+            self.notify("only current records can be edited; superseded ones are "
                                      "history", severity="warning")
             return
         seen = fingerprint(record)
-        files = list(details.detail(self.agentctx_app.state.db, record.id).files)
+        files = list(details.detail(self.state.db, record.id).files)
 
         def save(values: FormValues) -> Record:
             return self.writer.edit(record.id, seen, title=values.title, body=values.body,
@@ -145,9 +146,9 @@ class RecordEditing:
 
         def done(updated: Record | None) -> None:
             if updated is not None:
-                self._done(f"updated {self.short(updated.id)} (u undoes)", updated)
+                self._done(f"updated {self.named(updated)} (u undoes)", updated)
 
-        self.agentctx_app.push_screen(RecordForm(save, record=record, files=files), done)
+        self.app.push_screen(RecordForm(save, record=record, files=files), done)
 
     def action_edit_in_editor(self) -> None:
         """``E``: title and body in ``$EDITOR`` (the app suspends until the editor exits)."""
@@ -156,7 +157,7 @@ class RecordEditing:
         record = self._target()
         if record is None:
             return
-        app = self.agentctx_app
+        app = self.app
         seen = fingerprint(record)
         if not editor_command():
             app.notify("nothing written: no $EDITOR set (set EDITOR, or use e for the form)",
@@ -186,7 +187,7 @@ class RecordEditing:
             return
         updated = self._write(lambda: self.writer.edit(record.id, seen, title=title, body=body))
         if updated is not None:
-            self._done(f"updated {self.short(updated.id)} (u undoes)", updated)
+            self._done(f"updated {self.named(updated)} (u undoes)", updated)
 
     def action_supersede_record(self) -> None:
         """``s``: the successor's title and body, then the rationale."""
@@ -208,9 +209,9 @@ class RecordEditing:
 
         def done(new: Record | None) -> None:
             if new is not None:
-                self._done(f"superseded {self.short(record.id)} by {self.short(new.id)}", new)
+                self._done(f"superseded {self.short(record.id)} by {self.named(new)}", new)
 
-        self.agentctx_app.push_screen(SupersedeForm(save, record), done)
+        self.app.push_screen(SupersedeForm(save, record), done)
 
     def action_toggle_pin(self) -> None:
         """``p``: pin or unpin."""
@@ -221,7 +222,7 @@ class RecordEditing:
             record.id, None, pinned=not record.pinned,
             what="unpin" if record.pinned else "pin"))
         if updated is not None:
-            self._done(f"{'pinned' if updated.pinned else 'unpinned'} {self.short(updated.id)}",
+            self._done(f"{'pinned' if updated.pinned else 'unpinned'} {self.named(updated)}",
                        updated)
 
     def action_confidence(self, step: int) -> None:
@@ -231,12 +232,12 @@ class RecordEditing:
             return
         rung = CONFIDENCE_LADDER.index(record.confidence) + step
         if not 0 <= rung < len(CONFIDENCE_LADDER):
-            self.agentctx_app.notify(f"confidence is already {record.confidence}", timeout=2)
+            self.notify(f"confidence is already {record.confidence}", timeout=2)
             return
         updated = self._write(lambda: self.writer.step_confidence(record.id, step))
         if updated is None:
             return
-        self._done(f"confidence of {self.short(updated.id)}: {updated.confidence}", updated)
+        self._done(f"confidence of {self.named(updated)}: {updated.confidence}", updated)
 
     def action_forget_record(self) -> None:
         """``d``: forget everywhere, after a confirmation that says what goes."""
@@ -252,17 +253,17 @@ class RecordEditing:
 
         def done(yes: bool | None) -> None:
             if not yes:
-                self.agentctx_app.notify("nothing forgotten", timeout=2)
+                self.notify("nothing forgotten", timeout=2)
                 return
             gone = self._write(lambda: self.writer.forget(record.id))
             if gone is not None:
-                self._done(f"forgot {self.short(gone.id)}", None)
+                self._done(f"forgot {self.named(gone)}", None)
 
-        self.agentctx_app.push_screen(ConfirmScreen(question), done)
+        self.app.push_screen(ConfirmScreen(question), done)
 
     def action_undo(self) -> None:
         """``u``: undo the last edit, pin or confidence change."""
         result = self._write(self.writer.undo)
         if result is not None:
             what, record = result
-            self._done(f"undid the {what} of {self.short(record.id)}", record)
+            self._done(f"undid the {what} of {self.named(record)}", record)

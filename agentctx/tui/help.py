@@ -3,6 +3,7 @@ on one line, then the other panes' keys below (scroll) — all generated from th
 
 from __future__ import annotations
 
+import textwrap
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,21 +22,29 @@ from agentctx.tui.widgets.keybar import KEY_STYLE, KeyBar
 FORM_KEYS = (("^s", "save"), ("esc", "cancel"), ("tab", "next field"))
 
 
-def _rows(text: Text, rows: list[tuple[str, str]], width: int) -> None:
+def _rows(text: Text, rows: list[tuple[str, str]], key_width: int, width: int) -> None:
+    """One row per key: the key right-aligned, what it does wrapped under itself (a hanging
+    indent, so the keys stay a column a reader can scan)."""
+    room = max(20, width - key_width - 2)
     for key, does in rows:
-        text.append(f" {key:>{width}} ", style=KEY_STYLE)
-        text.append(does + "\n")
+        lines = textwrap.wrap(does, room) or [""]
+        text.append(f" {key:>{key_width}} ", style=KEY_STYLE)
+        text.append(lines[0] + "\n")
+        for line in lines[1:]:
+            text.append(" " * (key_width + 2) + line + "\n")
 
 
-def help_text(current: type[Pane], app_actions: tuple[Action, ...]) -> Text:
-    """The help: the pane on screen, the app's keys, then every other pane."""
+def help_text(current: type[Pane], app_actions: tuple[Action, ...],
+              width: int = 1000) -> Text:
+    """The help, ``width`` columns wide: the keys of the pane on screen, the app's keys on one
+    line, then every other pane's keys."""
     spec = current.spec()
     text = Text()
     text.append(f"{spec.key} {spec.name}\n", style="bold")
     rows = help_rows(current.ACTIONS)
     if issubclass(current, RecordEditing):
         rows.append(("forms", " · ".join(f"{k} {d}" for k, d in FORM_KEYS)))
-    _rows(text, rows, max((len(k) for k, _ in rows), default=1))
+    _rows(text, rows, max((len(k) for k, _ in rows), default=1), width)
     text.append("\nEverywhere ", style="bold")
     everywhere = [("1-8", "panes"), *((a.keys, a.title.lower()) for a in app_actions)]
     for key, does in everywhere:
@@ -48,7 +57,7 @@ def help_text(current: type[Pane], app_actions: tuple[Action, ...]) -> Text:
         cls = other.load()
         text.append(f"\n{other.key} {other.name}\n", style="bold")
         others = help_rows(cls.ACTIONS)
-        _rows(text, others, max((len(k) for k, _ in others), default=1))
+        _rows(text, others, max((len(k) for k, _ in others), default=1), width)
     return text
 
 
@@ -72,7 +81,10 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as box:
             box.border_title = "keys (scroll for the other panes)"
-            yield Static(help_text(type(self.current), self.app_actions), id="help-text")
+            # The box is at most 100 columns; less its border, padding and scrollbar.
+            width = min(100, self.app.size.width or 80) - 6
+            yield Static(help_text(type(self.current), self.app_actions, width),
+                         id="help-text")
         yield KeyBar(tail=())
 
     def action_close(self) -> None:

@@ -8,22 +8,26 @@ it saw (:func:`agentctx.store.sessions.receipts_since`).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from agentctx.store import projects as proj
-from agentctx.store import records as rec
 from agentctx.store import sessions as store_sessions
 from agentctx.store.models import Receipt, ReceiptItem
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import ago, ellipsize, minute, tokens
+from agentctx.tui.cells import ago, ellipsize, minute, plural, record_names, tokens
 from agentctx.tui.pane import Pane, PaneTitle
-from agentctx.tui.widgets.table import PlainTable
+from agentctx.tui.widgets.table import Column, PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 KEEP = 300
-FIXED_WIDTH = 11 + 6 + 8 + 6 + 18 + 2 * 6 + 2  # every column but the records, with padding
+COLUMNS = (Column("when", "when", 11), Column("event", "event", 6),
+           Column("project", "project", 8, grow=1), Column("tokens", "tok", 6),
+           Column("prompt", "prompt", 16, grow=3), Column("records (why)", "records", 20, grow=8))
 EVENT_NAMES = {"SessionStart": "start", "UserPromptSubmit": "prompt",
                "SubagentStart": "subagent", "PreCompact": "compact"}
 
@@ -40,10 +44,10 @@ def item_label(item: ReceiptItem, title: str) -> str:
 def records_cell(receipt: Receipt, titles: dict[str, str]) -> str:
     """What a receipt injected: the records of a prompt, a count for a digest."""
     if receipt.event == "SessionStart":
-        return f"digest: {len(receipt.record_ids)} records"
+        return f"digest: {plural(len(receipt.record_ids), 'record')}"
     if not receipt.record_ids:
         return "(nothing)"
-    return " · ".join(item_label(i, titles.get(i.record_id, i.record_id[:10]))
+    return " · ".join(item_label(i, titles.get(i.record_id, i.record_id))
                       for i in receipt.items)
 
 
@@ -53,8 +57,8 @@ class LivePane(Pane):
     ACTIONS = (Action("", "", "", "injections appear here as Claude Code runs (every "
                       "tui_poll_ms)", footer=False, palette=False, bound=False),)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.receipts: list[Receipt] = []  # newest first
         self.last_id = 0
         self.titles: dict[str, str] = {}
@@ -63,19 +67,7 @@ class LivePane(Pane):
     def compose(self) -> ComposeResult:
         yield PaneTitle("Live", classes="pane-title")
         yield Static("", classes="empty", markup=False)
-        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True, id="live-table")
-        yield table
-
-    def _columns(self) -> int:
-        """(Re)make the columns; the records column takes the width that is left."""
-        table = self.query_one(DataTable)
-        table.clear(columns=True)
-        rest = max(20, (self.size.width or 80) - FIXED_WIDTH)
-        for name, key, width in (("when", "when", 11), ("event", "event", 6),
-                                 ("project", "project", 8), ("tokens", "tok", 6),
-                                 ("prompt", "prompt", 18), ("records (why)", "records", rest)):
-            table.add_column(name, key=key, width=width)
-        return rest
+        yield PlainTable(cursor_type="row", zebra_stripes=True, id="live-table")
 
     def on_mount(self) -> None:
         db = self.state.db
@@ -84,34 +76,32 @@ class LivePane(Pane):
         self._learn(self.receipts)
 
     def _learn(self, found: list[Receipt]) -> None:
-        wanted = sorted({rid for r in found for rid in r.record_ids} - set(self.titles))
+        wanted = {rid for r in found for rid in r.record_ids} - set(self.titles)
         if wanted:
-            records, _ = rec.get_many(self.state.db, wanted)
-            self.titles.update({r.id: r.title for r in records})
+            self.titles.update(record_names(self.state.db, wanted))
         if any(r.project_id not in self.names for r in found):
             self.names = {s.project.id: s.project.name for s in proj.list_all(self.state.db)}
 
     def reload(self) -> None:
-        table = self.query_one(DataTable)
-        rest = self._columns()
+        table = self.query_one(PlainTable)
+        keep, under = table.cursor_row, table.cursor_key()
+        widths = table.fit_columns(COLUMNS, self.layout_width())
         for r in self.receipts:
             table.add_row(minute(r.created_at)[5:], EVENT_NAMES.get(r.event, r.event),
-                          ellipsize(self.names.get(r.project_id, "?"), 8), tokens(r.tokens),
-                          ellipsize(r.prompt or "-", 18),
-                          ellipsize(records_cell(r, self.titles), rest), key=str(r.id))
+                          ellipsize(self.names.get(r.project_id, "?"), widths["project"]),
+                          tokens(r.tokens), ellipsize(r.prompt or "-", widths["prompt"]),
+                          ellipsize(records_cell(r, self.titles), widths["records"]),
+                          key=str(r.id))
+        table.cursor_to(under, keep)
         latest = self.receipts[0] if self.receipts else None
         seen = f"last {ago(latest.created_at, self.state.now())}" if latest else "none yet"
         self.query_one(PaneTitle).set_text(
-            f"Live · injections as they happen, newest first · {len(self.receipts)} shown · "
+            f"Live · injections as they happen, newest first · {len(self.receipts):,} shown · "
             f"{seen}")
         empty = self.query_one(".empty", Static)
         empty.display = not self.receipts
         empty.update("Nothing injected yet. Start Claude Code in a project after "
                      "`agentctx init`: each injection shows here as it happens.")
-
-    def on_resize(self) -> None:
-        if self.is_active:
-            self.reload()
 
     def store_changed(self) -> None:
         """Read the receipts written since the last one seen (on screen or not)."""

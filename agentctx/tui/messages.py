@@ -21,5 +21,5 @@ class ShowChain(Message):
         self.record_id = record_id
 
 
-class StoreChanged(Message):
-    """Another process committed to the store (its ``data_version`` moved)."""
+class Wrote(Message):
+    """A pane wrote to the store: the status line counts again."""

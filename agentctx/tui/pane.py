@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.text import Text
 from textual.binding import BindingType
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Static
 
 from agentctx.tui.actions import Action, bindings
+from agentctx.tui.appstate import guarded
 from agentctx.tui.cells import ellipsize
 from agentctx.tui.registry import PaneSpec, spec_of
 
 if TYPE_CHECKING:
-    from agentctx.tui.app import AgentctxApp
     from agentctx.tui.appstate import AppState
 
 
@@ -38,8 +40,10 @@ class PaneTitle(Static):
 
 
 class Pane(Vertical):
-    """One pane of the browser. Subclasses set ``PANE_ID``, ``PANE_NAME`` and ``KEY``, build
-    their widgets, and implement :meth:`reload` (read the store again).
+    """One pane of the browser. Subclasses set ``ACTIONS`` (their keys), build their widgets,
+    and implement :meth:`reload` (read the store again); the registry holds each pane's id,
+    name and key. A pane is made with the browser's :class:`AppState` (the store, the active
+    project, the pane on screen) and never reaches for the App.
 
     A pane's styles are the ``.tcss`` file beside its module, read when the class is defined,
     so the App parses a pane's styles only once the pane is first shown.
@@ -65,19 +69,33 @@ class Pane(Vertical):
         """The pane's id, name and key, as the registry holds them."""
         return spec_of(cls.__module__, cls.__name__)
 
-    @property
-    def state(self) -> AppState:
-        """The app's shared state."""
-        return self.agentctx_app.state
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.state = state
 
-    @property
-    def agentctx_app(self) -> AgentctxApp:
-        """The app, typed."""
-        from agentctx.tui.app import AgentctxApp
+    def guarded(self, read: Callable[[], object]) -> None:
+        """Run a read of the store; a locked or damaged store becomes a notification."""
+        guarded(read, self.notify)
 
-        app = self.app
-        assert isinstance(app, AgentctxApp)
-        return app
+    def layout_width(self) -> int:
+        """The width the pane's columns share (its own, else its container's before the first
+        layout), remembered so a resize to another width lays the pane out again."""
+        parent = self.parent
+        width = (self.size.width or (parent.size.width if isinstance(parent, Widget) else 0)
+                 or 80)
+        self._laid_out_width = width
+        return width
+
+    def on_resize(self) -> None:
+        if self.is_active and self.size.width != getattr(self, "_laid_out_width", 0):
+            self.guarded(self.relayout)
+
+    def relayout(self) -> None:
+        """Size the pane's columns to a new width (by default: read it again)."""
+        self.reload()
+
+    def jump_to(self, record_id: str) -> None:
+        """Show what this pane has for ``record_id`` (the chains pane: its chain)."""
 
     def reload(self) -> None:
         """Read what the pane shows from the store again."""
@@ -95,7 +113,7 @@ class Pane(Vertical):
     @property
     def is_active(self) -> bool:
         """Whether this pane is the one on screen."""
-        return self.agentctx_app.current_pane == self.spec().pane_id
+        return self.state.current_pane == self.spec().pane_id
 
     def leave_field(self) -> None:
         """``escape`` in a field: focus the pane's table or tree (the field keeps its text)."""

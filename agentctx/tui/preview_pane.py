@@ -8,7 +8,7 @@ it runs are coalesced into the next run.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import ComposeResult
@@ -22,7 +22,15 @@ from agentctx.store.models import Project
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize
 from agentctx.tui.pane import Pane, PaneTitle
-from agentctx.tui.widgets.table import PlainTable
+from agentctx.tui.widgets.table import Column, PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
+
+
+COLUMNS = (Column("outcome", "outcome", 7), Column("p", "p", 4), Column("rel", "rel", 4),
+           Column("cos", "cos", 4), Column("type", "type", 10),
+           Column("title", "title", 16, grow=2), Column("why", "why", 20, grow=3))
 
 
 class PreviewPane(Pane):
@@ -31,22 +39,18 @@ class PreviewPane(Pane):
     ACTIONS = (Action("slash", "type", "Prompt", "type a prompt (updates as you type); "
                       "escape leaves the field", "Type a prompt"),)
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self._judging = False
         self._next_prompt: str | None = None
         self.shown_for = ""
+        self._shown: tuple[Project | None, str, judgement.Decision, str] | None = None
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Preview", classes="pane-title")
         yield Input(placeholder="type a prompt as you would in Claude Code", id="prompt")
         yield Static("", id="preview-knobs")
-        table: DataTable[Any] = PlainTable(cursor_type="row", id="verdicts")
-        for name, key, width in (("outcome", "outcome", 7), ("p", "p", 4), ("rel", "rel", 4),
-                                 ("cos", "cos", 4), ("type", "type", 10), ("title", "title", 28),
-                                 ("why", "why", 32)):
-            table.add_column(name, key=key, width=width)
-        yield table
+        yield PlainTable(cursor_type="row", id="verdicts")
         with VerticalScroll(id="injected-box"):
             yield Static("", id="injected", markup=False)
 
@@ -65,6 +69,10 @@ class PreviewPane(Pane):
             self._start(text)
         else:
             self._show(None, "", judgement.Decision([], "", [], []))
+
+    def relayout(self) -> None:
+        if self._shown is not None:
+            self._show(*self._shown)  # the columns to the new width, the same judgement
 
     def focus_main(self) -> None:
         self.screen.set_focus(self.query_one(Input))
@@ -127,18 +135,19 @@ class PreviewPane(Pane):
     def _show(self, project: Project | None, text: str, decision: judgement.Decision,
               why: str = "") -> None:
         self.shown_for = text
-        table = self.query_one(DataTable)
-        table.clear()
+        self._shown = (project, text, decision, why)
+        table = self.query_one(PlainTable)
+        widths = table.fit_columns(COLUMNS, self.layout_width())
         for v in decision.verdicts:
             r = v.hit.record
             table.add_row(v.outcome,
                           "-" if v.probability is None else f"{v.probability:.2f}",
                           f"{v.hit.relevance:.2f}",
                           "-" if v.cosine is None else f"{v.cosine:.2f}", r.type,
-                          ellipsize(r.title, 28),
+                          ellipsize(r.title, widths["title"]),
                           ellipsize(judgement.OUTCOMES[v.outcome]
                                     + (f"; matched {', '.join(v.hit.matched)}"
-                                       if v.hit.matched else ""), 32), key=r.id)
+                                       if v.hit.matched else ""), widths["why"]), key=r.id)
         box = self.query_one("#injected", Static)
         if why:
             box.update(why)

@@ -3,20 +3,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from textual.app import ComposeResult
 from textual.widgets import DataTable, Static
 
 from agentctx.store import projects as proj
 from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import ago, ellipsize, home_path, tokens
+from agentctx.tui.cells import ago, ellipsize, home_path, tail, tokens
 from agentctx.tui.messages import ProjectChosen
 from agentctx.tui.pane import Pane, PaneTitle
-from agentctx.tui.widgets.table import PlainTable
+from agentctx.tui.widgets.table import Column, PlainTable
 
 TYPE_LETTERS = {t: t[:3] for t in RECORD_TYPES}
+COLUMNS = (Column("", "active", 1), Column("project", "name", 12, grow=1),
+           Column("records", "records", 7), Column("by type", "types", 16, grow=4),
+           Column("last active", "active_at", 11), Column("tokens", "tokens", 7),
+           Column("path", "path", 10, grow=3))
 
 
 def by_type(counts: dict[str, int]) -> str:
@@ -33,32 +35,23 @@ class ProjectsPane(Pane):
     def compose(self) -> ComposeResult:
         yield PaneTitle("Projects", classes="pane-title")
         yield Static("", classes="empty", markup=False)
-        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
-                                          id="projects-table")
-        table.add_column("", key="active", width=1)
-        table.add_column("project", key="name", width=16)
-        table.add_column("records", key="records", width=7)
-        table.add_column("by type", key="types", width=26)
-        table.add_column("last active", key="active_at", width=11)
-        table.add_column("tokens", key="tokens", width=7)
-        table.add_column("path", key="path")
-        yield table
+        yield PlainTable(cursor_type="row", zebra_stripes=True, id="projects-table")
 
     def reload(self) -> None:
         state = self.state
-        table = self.query_one(DataTable)
+        table = self.query_one(PlainTable)
         summaries = [s for s in proj.list_all(state.db) if s.project.id != GLOBAL_PROJECT]
         keep = table.cursor_row
-        table.clear()
+        widths = table.fit_columns(COLUMNS, self.layout_width())
         active = state.project.id if state.project else None
         now = state.now()
         for s in summaries:
             last = s.last_session or s.last_seen  # a session's start, else the last hook seen
             table.add_row("●" if s.project.id == active else "",
-                          ellipsize(s.project.name, 16), f"{s.records:,}",
-                          ellipsize(by_type(s.by_type), 26), ago(last, now),
-                          tokens(s.tokens_injected), home_path(s.project.root),
-                          key=s.project.id)
+                          ellipsize(s.project.name, widths["name"]), f"{s.records:,}",
+                          ellipsize(by_type(s.by_type), widths["types"]), ago(last, now),
+                          tokens(s.tokens_injected),
+                          tail(home_path(s.project.root), widths["path"]), key=s.project.id)
         if summaries:
             table.move_cursor(row=min(keep, len(summaries) - 1))
         self.query_one(PaneTitle).set_text(f"Projects · {len(summaries)} known · enter: choose")

@@ -23,14 +23,15 @@ from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
 from agentctx.store.models import Hit, Record
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import day, ellipsize
+from agentctx.tui.cells import day, ellipsize, plural
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.listing import Filters
-from agentctx.tui.pane import Pane, PaneTitle
-from agentctx.tui.widgets.table import PlainTable
+from agentctx.tui.pane import PaneTitle
+from agentctx.tui.widgets.table import Column, PlainTable
 
 if TYPE_CHECKING:
     from agentctx.store.search import Query
+    from agentctx.tui.appstate import AppState
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
@@ -40,7 +41,6 @@ DETAIL_SHARE = 45  # the detail panel's share of the width then (records_pane.tc
 FOLLOW_PAGES = 10  # how far a reload reads on to keep the cursor on its record
 SEARCH_LIMIT = 100
 ORDER_NAMES = tuple(rec.ORDERS)
-FIXED_WIDTH = 10 + 10 + 10 + 1 + 10 + 2 * 6 + 2  # every column but the title, with padding
 
 
 def check_date(text: str) -> str | None:
@@ -52,7 +52,7 @@ def check_date(text: str) -> str | None:
     return None
 
 
-class RecordsPane(RecordEditing, Pane):
+class RecordsPane(RecordEditing):
     """The active project's records."""
 
     ACTIONS = (
@@ -74,8 +74,8 @@ class RecordsPane(RecordEditing, Pane):
                "found", "Merge candidates", footer=False),
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.filters = Filters()
         self.stale: set[str] = set()
         self.as_of: str | None = None
@@ -90,6 +90,9 @@ class RecordsPane(RecordEditing, Pane):
         self._search_busy = False
         self._next_search: str | None = None
         self._follow: str | None = None  # the record the cursor goes to on the next reload
+        self._width = 16
+        self._superseded_column = False
+        self._laid_out: tuple[tuple[Column, ...], int] = ((), 0)
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Records", classes="pane-title")
@@ -119,25 +122,31 @@ class RecordsPane(RecordEditing, Pane):
         return panel if panel is not None and panel.display else None  # type: ignore[return-value]
 
     def on_resize(self) -> None:
-        if self.records and self._title_width() != self._width:
-            self.reload()
+        if self.records and self._layout() != self._laid_out:
+            self.guarded(self.reload)
 
-    def _title_width(self) -> int:
+    def _layout(self) -> tuple[tuple[Column, ...], int]:
+        """The table's columns (``superseded`` only when the listing can hold superseded
+        records, else ``paths`` when some are possibly stale) and the width they share (less the
+        detail panel's beside it)."""
+        columns = [Column("type", "type", 10), Column("title", "title", 16, grow=1),
+                   Column("confidence", "confidence", 10), Column("valid from", "valid", 10),
+                   Column("p", "pinned", 1)]
+        if self.filters.state != "current" or self.as_of:
+            columns.append(Column("superseded", "superseded", 10))
+        elif self.stale:
+            columns.append(Column("paths", "superseded", 10))
         width = self.size.width or 80
         if self.has_class("beside"):
             width -= width * DETAIL_SHARE // 100
-        return max(16, width - FIXED_WIDTH)
+        return tuple(columns), width
 
     def _columns(self) -> None:
-        table = self.query_one(DataTable)
-        table.clear(columns=True)
-        self._width = self._title_width()
-        table.add_column("type", key="type", width=10)
-        table.add_column("title", key="title", width=self._width)
-        table.add_column("confidence", key="confidence", width=10)
-        table.add_column("valid from", key="valid", width=10)
-        table.add_column("p", key="pinned", width=1)
-        table.add_column("superseded", key="superseded", width=10)
+        table = self.query_one(PlainTable)
+        self._laid_out = self._layout()
+        columns, width = self._laid_out
+        self._width = table.fit_columns(columns, width)["title"]
+        self._superseded_column = len(columns) > 5
 
     # ------------------------------------------------------------------ reading
 
@@ -161,9 +170,9 @@ class RecordsPane(RecordEditing, Pane):
         table = self.query_one(DataTable)
         keep = table.cursor_row
         follow, self._follow = self._follow, None
+        self._read_stale()
         self._columns()
         self.records = {}
-        self._read_stale()
         self.loaded = 0
         self.total = -1  # counted after the first page is on screen
         self._more = True
@@ -218,10 +227,12 @@ class RecordsPane(RecordEditing, Pane):
             if r.id in self.records:
                 continue
             self.records[r.id] = r
-            table.add_row(r.type, ellipsize(r.title, self._width), r.confidence,
-                          day(r.valid_from), "●" if r.pinned else "",
-                          day(r.superseded_at) if r.superseded_at else
-                          STALE_CELL if r.id in self.stale else "", key=r.id)
+            cells = [r.type, ellipsize(r.title, self._width), r.confidence, day(r.valid_from),
+                     "●" if r.pinned else ""]
+            if self._superseded_column:
+                cells.append(day(r.superseded_at) if r.superseded_at else
+                             STALE_CELL if r.id in self.stale else "")
+            table.add_row(*cells, key=r.id)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if not self.query_text and event.cursor_row >= self.loaded - 10 and self._more:
@@ -237,7 +248,8 @@ class RecordsPane(RecordEditing, Pane):
         name = project.name if project else "no project"
         parts = [f"Records · {name}"]
         if self.query_text:
-            parts.append(f"{len(self.records)} hits for “{self.query_text}” ({self.search_mode})")
+            parts.append(f"{plural(len(self.records), 'hit')} for “{self.query_text}” "
+                         f"({self.search_mode})")
         else:
             parts.append("…" if self.total < 0 else f"{self.total:,} shown" if self.total
                          else "none")
@@ -325,7 +337,7 @@ class RecordsPane(RecordEditing, Pane):
         self.query_text = text
         self.search_mode = mode.split(" ")[0]
         table = self.query_one(DataTable)
-        table.clear()
+        self._columns()
         self.records = {}
         self._add_rows([h.record for h in kept])
         self.loaded = self.total = len(self.records)

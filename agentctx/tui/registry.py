@@ -35,7 +35,8 @@ PANES: tuple[PaneSpec, ...] = (
     PaneSpec("drift", "Drift", "7", "drift_pane", "DriftPane"),
     PaneSpec("preview", "Preview", "8", "preview_pane", "PreviewPane"),
 )
-FIRST = "records"
+FIRST = "records"  # the pane on screen when the browser opens
+CHAINS = "chains"  # the pane a record's chain opens in (c)
 
 
 def spec_of(module: str, class_name: str) -> PaneSpec:

@@ -6,42 +6,59 @@ on a session lists its receipts: which records, why, how many tokens, the prompt
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import DataTable, Sparkline, Static
 
 from agentctx.store import projects as proj
-from agentctx.store import records as rec
 from agentctx.store import sessions as store_sessions
 from agentctx.store import stats
 from agentctx.store.models import GLOBAL_PROJECT, Receipt, ReceiptItem
 from agentctx.tui.actions import Action
-from agentctx.tui.cells import ellipsize, home_path, minute, tokens, usd
+from agentctx.tui.cells import (
+    ellipsize,
+    home_path,
+    minute,
+    plural,
+    record_names,
+    tail,
+    tokens,
+    usd,
+)
 from agentctx.tui.pane import Pane, PaneTitle
-from agentctx.tui.widgets.table import PlainTable
+from agentctx.tui.widgets.table import Column, PlainTable
+
+if TYPE_CHECKING:
+    from agentctx.tui.appstate import AppState
 
 PAGE = 200
 CHART_DAYS = 30
-RECEIPT_COLUMNS = (("at", "at", 11), ("event", "event", 6), ("tokens", "tok", 6),
-                   ("prompt", "prompt", 16), ("record", "record", 22), ("why", "why", 16))
+SESSION_COLUMNS = (Column("started", "started", 16), Column("project", "project", 8, grow=1),
+                   Column("worktree", "worktree", 10, grow=4), Column("start tok", "ss", 9),
+                   Column("prompt tok", "pt", 10), Column("inj", "inj", 3),
+                   Column("extract", "usd", 8))
+RECEIPT_COLUMNS = (Column("at", "at", 11), Column("event", "event", 6),
+                   Column("tokens", "tok", 6), Column("prompt", "prompt", 14, grow=3),
+                   Column("record", "record", 16, grow=3), Column("why", "why", 14, grow=2))
 EVENT_NAMES = {"SessionStart": "start", "UserPromptSubmit": "prompt",
                "SubagentStart": "subagent", "PreCompact": "compact"}
 
 
 def item_rows(receipt: Receipt, titles: dict[str, str]) -> list[tuple[str, ...]]:
-    """A receipt as table rows: one per record injected (the first carries the tokens)."""
+    """A receipt as table rows: one per record injected (the first carries the tokens);
+    ``titles`` names each record (a forgotten one by its short id)."""
     rows: list[tuple[str, ...]] = []
     items: list[ReceiptItem | None] = list(receipt.items) or [None]
     if receipt.event == "SessionStart":
         return [(minute(receipt.created_at)[5:], "start", tokens(receipt.tokens), "",
-                 f"the digest: {len(receipt.record_ids)} records", "")]
+                 f"the digest: {plural(len(receipt.record_ids), 'record')}", "")]
     for index, item in enumerate(items):
         if item is None:
             record, why = "(nothing)", ""
         else:
-            record = titles.get(item.record_id, item.record_id[:10])
+            record = titles.get(item.record_id, item.record_id)
             why = "" if item.score is None else f"{item.score:.2f}"
             if item.matched:
                 why += " " + ",".join(item.matched)
@@ -65,9 +82,10 @@ class SessionsPane(Pane):
                "Every project / the active one"),
     )
 
-    def __init__(self, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, state: AppState, **kwargs: object) -> None:
+        super().__init__(state, **kwargs)
         self.every_project = False
+        self.receipts_of: str | None = None  # the session whose receipts are open
 
     def compose(self) -> ComposeResult:
         yield PaneTitle("Sessions", classes="pane-title")
@@ -75,20 +93,9 @@ class SessionsPane(Pane):
             yield Sparkline([], id="per-day")
             yield Static("", id="chart-caption", markup=False)
         yield Static("", id="per-project", markup=False)
-        table: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
-                                          id="sessions-table")
-        for name, key, width in (("started", "started", 16), ("project", "project", 8),
-                                 ("worktree", "worktree", 10), ("start", "ss", 7),
-                                 ("prompts", "pt", 7), ("inj", "inj", 3),
-                                 ("extract", "usd", 8)):
-            table.add_column(name, key=key, width=width)
-        yield table
+        yield PlainTable(cursor_type="row", zebra_stripes=True, id="sessions-table")
         yield Static("", id="receipts-heading", markup=False)
-        receipts: DataTable[Any] = PlainTable(cursor_type="row", zebra_stripes=True,
-                                             id="receipts-table")
-        for name, key, width in RECEIPT_COLUMNS:
-            receipts.add_column(name, key=key, width=width)
-        yield receipts
+        yield PlainTable(cursor_type="row", zebra_stripes=True, id="receipts-table")
 
     def on_mount(self) -> None:
         self.query_one("#receipts-table").display = False
@@ -102,18 +109,18 @@ class SessionsPane(Pane):
         db = self.state.db
         scope = self._scope()
         names = {s.project.id: s.project.name for s in proj.list_all(db)}
-        table = self.query_one("#sessions-table", DataTable)
-        keep = table.cursor_row
-        table.clear()
+        table = self.query_one("#sessions-table", PlainTable)
+        keep, under = table.cursor_row, table.cursor_key()
+        widths = table.fit_columns(SESSION_COLUMNS, self.layout_width())
         found = stats.session_summaries(db, scope, limit=PAGE)
         for s in found:
-            table.add_row(minute(s.started_at), ellipsize(names.get(s.project_id, "?"), 8),
-                          ellipsize(home_path(s.worktree or s.cwd or "-"), 10),
+            table.add_row(minute(s.started_at),
+                          ellipsize(names.get(s.project_id, "?"), widths["project"]),
+                          tail(home_path(s.worktree or s.cwd or "-"), widths["worktree"]),
                           f"{tokens(s.session_start_tokens)}", f"{tokens(s.prompt_tokens)}",
                           str(s.session_start_injections + s.prompt_injections),
                           usd(s.extraction_usd), key=s.session_id)
-        if found:
-            table.move_cursor(row=min(keep, len(found) - 1), animate=False)
+        table.cursor_to(under, keep)
         total = store_sessions.count(db, scope)
         today = self.state.now().date()
         first = today - timedelta(days=CHART_DAYS - 1)
@@ -123,7 +130,7 @@ class SessionsPane(Pane):
         self.query_one(Sparkline).data = series
         peak = max(days.values(), key=lambda d: d.tokens, default=None)
         self.query_one("#chart-caption", Static).update(
-            f"tokens per day, last {CHART_DAYS} days: {tokens(sum(series))} in all"
+            f"tokens per day, {CHART_DAYS} days: {tokens(sum(series))}"
             + (f"\npeak {tokens(peak.tokens)} on {peak.day}" if peak else ""))
         per_project = sorted(((s.tokens_injected, s.project.name) for s in proj.list_all(db)
                               if s.project.id != GLOBAL_PROJECT and s.tokens_injected),
@@ -134,10 +141,12 @@ class SessionsPane(Pane):
         where = "every project" if scope is None else (self.state.project.name
                                                         if self.state.project else "")
         self.query_one(PaneTitle).set_text(
-            f"Sessions · {where} · {total} sessions · enter: receipts")
+            f"Sessions · {where} · {plural(total, 'session')} · enter: receipts")
         if not found:
             table.add_row("no sessions yet — start Claude Code in a project after "
                           "`agentctx init`", "", "", "", "", "", "")
+        if self.receipts_of is not None:
+            self.show_receipts(self.receipts_of, focus=False)
 
     def action_receipts(self) -> None:
         """List the highlighted session's receipts."""
@@ -149,32 +158,36 @@ class SessionsPane(Pane):
             return
         self.show_receipts(session_id)
 
-    def show_receipts(self, session_id: str) -> None:
-        """Fill the receipts table for one session."""
+    def show_receipts(self, session_id: str, *, focus: bool = True) -> None:
+        """Fill the receipts table for one session (and focus it)."""
+        self.receipts_of = session_id
         db = self.state.db
         found = store_sessions.receipts(db, session_id, limit=500)
-        wanted = sorted({rid for r in found for rid in r.record_ids})
-        records, _missing = rec.get_many(db, wanted)
-        titles = {r.id: r.title for r in records}
-        receipts = self.query_one("#receipts-table", DataTable)
-        receipts.clear()
+        titles = record_names(db, {rid for r in found for rid in r.record_ids})
+        receipts = self.query_one("#receipts-table", PlainTable)
+        keep, under = receipts.cursor_row, receipts.cursor_key()
+        widths = receipts.fit_columns(RECEIPT_COLUMNS, self.layout_width())
         for receipt in found:
             for index, row in enumerate(item_rows(receipt, titles)):
-                receipts.add_row(*(ellipsize(cell, w) for cell, (_n, _k, w) in
+                receipts.add_row(*(ellipsize(cell, widths[c.key]) for cell, c in
                                    zip(row, RECEIPT_COLUMNS, strict=True)),
                                  key=f"{receipt.id}:{index}")
         heading = self.query_one("#receipts-heading", Static)
-        heading.update(f"Receipts of session {session_id[:8]} · {len(found)} injections · "
-                       "escape: close")
+        heading.update(f"Receipts of session {session_id[:8]} · "
+                       f"{plural(len(found), 'injection')} · escape: close")
         heading.display = True
         receipts.display = True
-        self.screen.set_focus(receipts)
+        if focus:
+            self.screen.set_focus(receipts)
+        else:
+            receipts.cursor_to(under, keep)
 
     def action_close_receipts(self) -> None:
         """Hide the receipts, back to the sessions."""
         receipts = self.query_one("#receipts-table", DataTable)
         if receipts.display:
             receipts.display = False
+            self.receipts_of = None
             self.query_one("#receipts-heading").display = False
             self.screen.set_focus(self.query_one("#sessions-table"))
         else:

@@ -132,10 +132,11 @@ def _text(body: Json, name: str, *, required: bool = False) -> str | None:
 
 
 def record_json(record: Record, short: str | None = None) -> Json:
-    """A record as JSON: its fields, whether it holds now, and its short id."""
+    """A record as JSON: its fields, whether it holds now, and its short id (the store's
+    :func:`~agentctx.store.records.short_ids`; the full id when none is given)."""
     data = record._asdict()
     data["current"] = record.current
-    data["short_id"] = short or record.id[:10]
+    data["short_id"] = short or record.id
     return data
 
 
@@ -334,7 +335,7 @@ def drift_report(ctx: Context) -> Json:
         return {"candidates": [], "diff": "", "files": [], "problems": ["no project yet"]}
     found = drift.proposal(ctx.db, project, project.root, record=False,
                            encoder=drift.default_encoder(ctx.db))
-    shorts = rec.short_ids(ctx.db, [p.candidate.id for p in found.candidates])
+    shorts = rec.short_ids(ctx.db, drift.record_ids(found))
     return {**drift.as_json(found, shorts), "root": project.root}
 
 

@@ -85,23 +85,105 @@ def test_misses_name_every_wrong_verdict() -> None:
     assert bench.Rate(0, 0).interval == (0.0, 1.0) and bench.Rate(0, 0).value == 0.0
 
 
-def test_the_bench_scores_both_splits_and_times_the_scan(tmp_path: Path) -> None:
+def test_the_bench_scores_one_split_when_asked(tmp_path: Path) -> None:
     data = tmp_path / "drift"
     copy_fixture("tilekit", data / "tuning" / "tilekit")
     copy_fixture("orders-api", data / "heldout" / "orders-api")
     done = subprocess.run([sys.executable, str(REPO / "bench" / "bench_drift.py"), "--data",
-                           str(data), "--no-vectors", "--decisions", "60", "--runs", "1",
-                           "--json"], capture_output=True, text=True, timeout=300, cwd=REPO,
-                          check=False)
+                           str(data), "--superseded", str(tmp_path / "none"), "--splits",
+                           "tuning", "--no-vectors", "--decisions", "30", "--runs", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
+    assert "tuning: 1 fixtures" in done.stdout and "heldout" not in done.stdout
+    bad = subprocess.run([sys.executable, str(REPO / "bench" / "bench_drift.py"), "--splits",
+                          "train"], capture_output=True, text=True, timeout=60, cwd=REPO,
+                         check=False)
+    assert bad.returncode == 2 and "unknown split 'train'" in bad.stderr
+
+
+def test_the_bench_scores_both_splits_and_times_the_scan(tmp_path: Path) -> None:
+    data = tmp_path / "drift"
+    copy_fixture("tilekit", data / "tuning" / "tilekit")
+    copy_fixture("orders-api", data / "heldout" / "orders-api")
+    case = {"current": "pytest", "stated": "nose", "class": "contradicted",
+            "file": "AGENTS.md", "form": "backticks"}
+    small_fixture(tmp_path / "superseded" / "tuning" / "tools", [case])
+    done = subprocess.run([sys.executable, str(REPO / "bench" / "bench_drift.py"), "--data",
+                           str(data), "--superseded", str(tmp_path / "superseded"),
+                           "--no-vectors", "--decisions", "60", "--runs", "1", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO, check=False)
     assert done.returncode in (0, 1), done.stderr
     out = done.stdout
     assert "tuning: 1 fixtures (1 all_present, 0 drifted)" in out
     assert "heldout: 1 fixtures (0 all_present, 1 drifted)" in out
     assert "false positives (all_present)   0.000 (0/11; 95% 0.00-0.26)" in out
     assert "recall missing+contradicted     1.000 (5/5; 95% 0.57-1.00)" in out
+    assert "superseded text, tuning: 1 fixtures, 1 statements of superseded text" in out
+    assert "found (contradicted or stale)   1.000 (1/1; 95% 0.21-1.00)" in out
+    assert "superseded heldout: no fixtures" in out
     assert "speed: 60 current decisions" in out
     document = json.loads(out[out.index("\n{") + 1:])
     assert set(document["quality"]) == {"tuning", "heldout"}
+    assert document["superseded"]["tuning"]["keyword"]["by_form"]["backticks"]["found"][
+        "hits"] == 1
     assert document["quality"]["heldout"]["keyword"]["recall"]["wilson95"] == [0.5655, 1.0]
     assert set(document["speed"]["median_ms"]) == {"baseline", "scan"}
     assert (done.returncode == 0) == (document["failures"] == [])
+
+
+SUPERSEDED = REPO / "bench" / "data" / "drift-superseded"
+
+
+def test_the_superseded_text_fixtures_load_with_their_cases() -> None:
+    fixtures = [f for split in ("tuning", "heldout") for f in bench.load_split(SUPERSEDED / split)]
+    assert len(fixtures) == 10
+    cases = [c for f in fixtures for c in f.cases]
+    assert len(cases) == 54 and {c["class"] for c in cases} == {"contradicted", "stale"}
+
+
+def small_fixture(folder: Path, cases: list[dict[str, str]]) -> Path:
+    (folder / "memory").mkdir(parents=True)
+    (folder / "memory" / "AGENTS.md").write_text(
+        "# Tools\n\n- Run the tests with `nosetests`.\n- Lint with ruff.\n", encoding="utf-8")
+    records = [{"id": "nose", "type": "decision", "title": "Tests run with nose",
+                "body": "Run nosetests from the root.", "confidence": "explicit"},
+               {"id": "pytest", "type": "decision", "title": "Tests run with pytest",
+                "body": "Run pytest -q.", "confidence": "explicit", "supersedes": "nose"},
+               {"id": "ruff", "type": "convention", "title": "Lint with ruff", "body": "",
+                "confidence": "explicit"}]
+    (folder / "records.json").write_text(json.dumps({"project": "p", "records": records}),
+                                         encoding="utf-8")
+    (folder / "labels.json").write_text(json.dumps(
+        {"kind": "drifted", "present": ["ruff"], "missing": [], "contradicted": ["pytest"],
+         "stale": [], "cases": cases}), encoding="utf-8")
+    return folder
+
+
+def test_a_case_is_found_when_a_candidate_names_the_stated_record_in_its_file(
+        tmp_path: Path) -> None:
+    case = {"current": "pytest", "stated": "nose", "class": "contradicted", "file": "AGENTS.md",
+            "form": "backticks"}
+    outcome = bench.evaluate(bench.load(small_fixture(tmp_path / "f", [case])))
+    assert outcome.cases == (bench.CaseOutcome("pytest", "nose", "contradicted", "backticks",
+                                               "AGENTS.md", "contradicted"),)
+    summary = bench.summarize([outcome])
+    assert (summary.superseded_found.hits, summary.superseded_class.hits) == (1, 1)
+    assert summary.by_form == (("backticks", bench.Rate(1, 1), bench.Rate(1, 1)),)
+    wrong = outcome._replace(cases=(outcome.cases[0]._replace(found="stale"),))
+    summary = bench.summarize([wrong])
+    assert (summary.superseded_found.hits, summary.superseded_class.hits) == (1, 0)
+    assert bench.misses([wrong]) == ["f: nose (backticks, AGENTS.md) for pytest labelled "
+                                     "contradicted, found stale"]
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ({"current": "ruff", "stated": "nose", "class": "stale", "file": "AGENTS.md"},
+     "not an older version"),
+    ({"current": "pytest", "stated": "nose", "class": "gone", "file": "AGENTS.md"},
+     "class must be one of"),
+    ({"current": "pytest", "stated": "nose", "class": "stale", "file": "CLAUDE.md"},
+     "not in memory/"),
+])
+def test_broken_cases_are_refused_with_the_rule(tmp_path: Path, case: dict[str, str],
+                                                message: str) -> None:
+    with pytest.raises(bench.FixtureError, match=message):
+        bench.load(small_fixture(tmp_path / "f", [case]))

@@ -159,6 +159,26 @@ class TestRun:
         assert difference["met"] is (hook.answered_at_3 >= 2)
         assert document["configurations"]["fts5"]["recall_any"]["@5"] == 1.0
 
+    def test_the_hook_against_fts5_at_equal_tokens(self, tiny_file: Path) -> None:
+        """Tokens per question beside recall: the hook's, plain FTS5's top 3 composed the way
+        the hook composes, and FTS5 cut to the hook's tokens (nothing when the hook spent none)."""
+        report = longmemeval.run(tiny_file, hybrid=False, cfg=retrieval.bench_config())
+        hook_tokens = longmemeval.tokens_per_question(report.results, longmemeval.HOOK)
+        fts5_tokens = longmemeval.tokens_per_question(report.results, longmemeval.FTS5)
+        assert hook_tokens is not None and fts5_tokens is not None and fts5_tokens > 0
+        for result in report.results:
+            assert result.tokens is not None
+            within = result.rankings[longmemeval.FTS5_EQUAL]
+            assert within == result.rankings[longmemeval.FTS5][:len(within)]
+            if result.tokens[longmemeval.HOOK] == 0:
+                assert within == ()
+        assert "hook vs plain FTS5's top 3 at equal tokens" in longmemeval.render(report)
+        document = longmemeval.to_json(report)
+        assert document["tokens_per_question"] == {"hook": hook_tokens, "fts5": fts5_tokens}
+        checks = {c["metric"]: c for c in document["targets"]}
+        gap = checks["FTS5 top-3 tokens minus hook tokens per question"]
+        assert gap["value"] == fts5_tokens - hook_tokens
+
     def test_hybrid_with_a_real_model_folder(self, tiny_file: Path,
                                              tiny_model_dir: Path) -> None:
         report = longmemeval.run(tiny_file, model_path=str(tiny_model_dir))

@@ -169,3 +169,31 @@ def test_bad_requests_get_one_line_and_change_nothing(project_dir: Path, shop: d
     assert done.stderr.startswith("agentctx: ") and done.stderr.count("\n") == 1
     assert "Traceback" not in done.stderr
     assert files(project_dir) == before
+
+
+def test_agents_md_stale_text_keeps_check_at_1_until_struck(project_dir: Path) -> None:
+    """No CLAUDE.md: AGENTS.md is the memory file. It states the new decision and still the
+    old one beside it (stale): --check fails until --apply strikes the old text."""
+    (project_dir / "AGENTS.md").write_text(
+        "# Agents\n\n- Background jobs run on Dramatiq actors with the Redis broker.\n"
+        "- Background jobs run on Celery workers with Redis as the broker.\n", encoding="utf-8")
+    old = record(project_dir, "decision", "Background jobs run on Celery",
+                 "--body", "Celery workers, Redis broker")
+    done = run_cli("supersede", old, "--title", "Background jobs run on Dramatiq",
+                   "--body", "Dramatiq actors with the Redis broker", "--why", "lighter",
+                   cwd=project_dir)
+    assert done.returncode == 0, done.stderr
+    new = json.loads(run_cli("history", old, "--json", cwd=project_dir).stdout)
+    check = run_cli("sync", "--check", "--json", cwd=project_dir)
+    assert check.returncode == 1
+    [stale] = json.loads(check.stdout)["candidates"]
+    # id: the record in force; stated: the superseded one whose text is still there.
+    assert (stale["class"], stale["stated"], stale["file"], stale["line"]) == (
+        "stale", old, "AGENTS.md", 4)
+    assert stale["id"] != old and stale["id"] in json.dumps(new)
+    assert run_cli("sync", "--apply", "--yes", cwd=project_dir).returncode == 0
+    assert not (project_dir / "CLAUDE.md").exists()
+    text = (project_dir / "AGENTS.md").read_text(encoding="utf-8")
+    assert "- ~~Background jobs run on Celery workers with Redis as the broker.~~ → " in text
+    after = run_cli("sync", "--check", cwd=project_dir)
+    assert after.returncode == 0 and after.stdout.startswith("In sync: AGENTS.md reflect")

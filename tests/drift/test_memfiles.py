@@ -104,6 +104,40 @@ def test_a_symlinked_claude_md_is_read_through_its_target(tmp_path: Path) -> Non
     assert [f.name for f in files] == ["AGENTS.md"]
 
 
+def test_without_a_claude_md_agents_md_is_the_memory_file_with_its_imports(
+        tmp_path: Path) -> None:
+    write(tmp_path, "AGENTS.md", "# Agents\n\nSee @docs/setup.md.\n")
+    write(tmp_path, "docs/setup.md", "# Setup\n")
+    write(tmp_path, ".claude/rules/style.md", "Tabs.\n")
+    write(tmp_path, "CLAUDE.local.md", "# mine\n")
+    files, _ = memfiles.discover(tmp_path)
+    assert [(f.name, f.editable) for f in files] == [
+        ("AGENTS.md", True), ("docs/setup.md", True), (".claude/rules/style.md", True),
+        ("CLAUDE.local.md", False)]
+    found = memfiles.primary(tmp_path)
+    assert found.name == "AGENTS.md" and "no CLAUDE.md" in found.reason
+
+
+def test_beside_a_claude_md_agents_md_is_read_only_when_imported(tmp_path: Path) -> None:
+    write(tmp_path, "AGENTS.md", "- Requires Java 17.\n")
+    write(tmp_path, ".claude/CLAUDE.md", "# Project\n")
+    assert [f.name for f in memfiles.discover(tmp_path)[0]] == [".claude/CLAUDE.md"]
+    found = memfiles.primary(tmp_path)
+    assert found.name == ".claude/CLAUDE.md" and "AGENTS.md is not read" in found.reason
+    write(tmp_path, "CLAUDE.md", "@AGENTS.md\n")
+    assert [f.name for f in memfiles.discover(tmp_path)[0]] == [
+        "CLAUDE.md", "AGENTS.md", ".claude/CLAUDE.md"]
+    assert "AGENTS.md through it" in memfiles.primary(tmp_path).reason
+    (tmp_path / "AGENTS.md").unlink()
+    assert memfiles.primary(tmp_path) == ("CLAUDE.md", "Claude Code reads CLAUDE.md")
+
+
+def test_with_neither_file_primary_says_claude_md_would_be_created(tmp_path: Path) -> None:
+    assert memfiles.primary(tmp_path).name is None
+    assert "would create CLAUDE.md" in memfiles.primary(tmp_path).reason
+    assert memfiles.discover(tmp_path) == ([], [])
+
+
 # ----------------------------------------------------------------------------- parsing
 
 DOC = """---
@@ -178,6 +212,48 @@ def test_spans_point_at_the_raw_text_of_each_unit() -> None:
     for unit in parse_text(DOC):
         raw = " ".join(lines[number - 1][start:end] for number, start, end in unit.spans)
         assert memfiles.plain(raw) == unit.text, unit
+
+
+TIES = """# Notes
+
+- ~~Run the tests with `nosetests`.~~ → Tests run with pytest.
+<!-- agentctx:01JQ8Z3K0000000000000000AB -->
+- Store money as integer cents.
+
+Intro. ~~Billing code lives in billing/.~~ → Payment code lives in payments/. Other text.
+<!-- agentctx:01JQ8Z3K0000000000000000CD -->
+
+| Piece | Choice |
+|---|---|
+| Web | FastAPI |
+| Queue | ~~Celery on RabbitMQ~~ Dramatiq on Postgres |
+<!-- agentctx:01JQ8Z3K0000000000000000EF -->
+
+<!-- agentctx:begin -->
+## Decisions (kept by agentctx)
+
+- Public ids are UUIDv7: integer keys stay internal.
+<!-- agentctx:01JQ8Z3K0000000000000000GH -->
+- Feature flags are environment variables.
+<!-- agentctx:01JQ8Z3K0000000000000000IJ -->
+<!-- agentctx:end -->
+"""
+
+
+def test_a_tie_on_its_own_line_ties_the_struck_units_of_the_block_above() -> None:
+    units = parse_text(TIES)
+    tied = {u.text: u.ids for u in units if u.ids}
+    assert tied == {
+        "→ Tests run with pytest.": ("01JQ8Z3K0000000000000000AB",),
+        "Intro. → Payment code lives in payments/.": ("01JQ8Z3K0000000000000000CD",),
+        "| Queue | Dramatiq on Postgres |": ("01JQ8Z3K0000000000000000EF",),
+        "Public ids are UUIDv7: integer keys stay internal.": ("01JQ8Z3K0000000000000000GH",),
+        "Feature flags are environment variables.": ("01JQ8Z3K0000000000000000IJ",)}
+    assert all(u.marked for u in units if u.ids and "UUID" in u.text)
+    assert [u.struck for u in units if u.kind == "row"] == [False, False, True]
+    # The tie lines are no units of their own, and what a unit says has no comment in it.
+    assert not any("01JQ8Z3K" in u.text for u in units)
+    assert next(u for u in units if u.text.startswith("Store money")).ids == ()
 
 
 @settings(max_examples=150, deadline=None)

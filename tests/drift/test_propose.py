@@ -31,16 +31,18 @@ def test_the_proposal_strikes_old_text_and_adds_a_marked_section(orders: Loaded)
     assert [c.name for c in found.changes] == ["CLAUDE.md", "docs/architecture.md"]
     claude = found.changes[0].after
     dramatiq = orders.record("queue-dramatiq")
+    # Struck where it is, the record in force beside it, tied on a line of its own after the
+    # paragraph (a block-level comment: Claude Code strips it).
     assert (f"~~Long-running work (e-mails, invoice PDFs) goes to Celery workers, with Redis as "
-            f"the broker.~~ → {id_comment(dramatiq.id)} {entry_text(dramatiq)}") in claude
-    assert "Task modules sit in `app/tasks/`." in claude  # the next sentence is left alone
+            f"the broker.~~ → {entry_text(dramatiq)}\nTask modules sit in `app/tasks/`.\n"
+            f"{id_comment(dramatiq.id)}\n") in claude  # the next sentence is left alone
     assert claude.count(memfiles.BEGIN_MARK) == 1 and claude.count(memfiles.END_MARK) == 1
     section = claude.split(memfiles.BEGIN_MARK)[1].split(memfiles.END_MARK)[0]
     assert section.startswith(f"\n{memfiles.SECTION_HEADING}\n\n- ")
     # The missing records, and pytest (its old command sits in a code fence, never edited).
     for name in ("ids-uuid", "auth-jwt", "pr-size", "tests-pytest"):
         record = orders.record(name)
-        assert f"- {entry_text(record)} {id_comment(record.id)}" in section
+        assert f"- {entry_text(record)}\n{id_comment(record.id)}\n" in section
     assert "nosetests -v" in claude
     architecture = found.changes[1].after
     assert "- ~~Database: PostgreSQL 15 through SQLAlchemy 2.0, DSN read from `DATABASE_URL`.~~" \
@@ -54,22 +56,25 @@ def test_json_has_a_line_per_candidate_and_the_diff(orders: Loaded) -> None:
     document = json.loads(json.dumps(drift.as_json(found)))
     assert document["diff"] == found.diff
     by_name = {orders.name_of(c["id"]): c for c in document["candidates"]}
+    # id: the record in force (for the stale one, its replacement); stated: the old one.
     assert set(by_name) == {"ids-uuid", "auth-jwt", "pr-size", "tests-pytest", "queue-dramatiq",
-                            "db-postgres"}
+                            "db-postgres-16"}
     for item in document["candidates"]:
         assert {"id", "class", "score", "file", "line"} <= set(item)
         assert 0.5 < item["score"] <= 1.0
     after = found.changes[0].after.splitlines()
     uuid = by_name["ids-uuid"]
     assert uuid["class"] == "missing" and uuid["file"] == "CLAUDE.md"
-    assert orders.ids["ids-uuid"] in after[uuid["line"] - 1]
+    assert after[uuid["line"] - 1] == f"- {entry_text(orders.record('ids-uuid'))}"
+    assert after[uuid["line"]] == id_comment(orders.ids["ids-uuid"])
     assert (by_name["queue-dramatiq"]["file"], by_name["queue-dramatiq"]["line"]) == \
         ("CLAUDE.md", 32)
     pytest_ = by_name["tests-pytest"]
     assert (pytest_["class"], pytest_["file"], pytest_["line"]) == ("contradicted", "CLAUDE.md", 18)
     assert "cannot be struck" in pytest_["note"]
-    assert by_name["db-postgres"] == {**by_name["db-postgres"], "class": "stale",
-                                      "file": "docs/architecture.md", "line": 8, "edited": True}
+    assert by_name["db-postgres-16"] == {
+        **by_name["db-postgres-16"], "class": "stale", "stated": orders.ids["db-postgres"],
+        "file": "docs/architecture.md", "line": 8, "edited": True}
     assert document["missing_imports"] == ["docs/architecture.md:13: @missing.md"]
 
 
@@ -146,9 +151,9 @@ def test_an_existing_marked_section_is_updated_in_place(store: Store, tmp_path: 
     teammate = "01HZZZZZZZZZZZZZZZZZZZZZZZ"
     text = ("# App 🚀\n\nIntro.\n\n"
             f"{memfiles.BEGIN_MARK}\n{memfiles.SECTION_HEADING}\n\n"
-            f"- {entry_text(kept)} {id_comment(kept.id)}\n"
-            f"- {entry_text(old)} {id_comment(old.id)}\n"
-            f"- Teammate's rule: squash merges only {id_comment(teammate)}\n"
+            f"- {entry_text(kept)}\n{id_comment(kept.id)}\n"
+            f"- {entry_text(old)}\n{id_comment(old.id)}\n"
+            f"- Teammate's rule: squash merges only\n{id_comment(teammate)}\n"
             f"{memfiles.END_MARK}\n\n## After\n\nMore text.\n")
     (root / "CLAUDE.md").write_text(text, encoding="utf-8")
     found = drift.proposal(store, project, root)
@@ -156,10 +161,10 @@ def test_an_existing_marked_section_is_updated_in_place(store: Store, tmp_path: 
     assert after.count(memfiles.BEGIN_MARK) == 1 and after.count(memfiles.SECTION_HEADING) == 1
     section = after.split(memfiles.BEGIN_MARK)[1].split(memfiles.END_MARK)[0].splitlines()
     assert section == ["", memfiles.SECTION_HEADING, "",
-                       f"- {entry_text(kept)} {id_comment(kept.id)}",
-                       f"- {entry_text(new)} {id_comment(new.id)}",
-                       f"- Teammate's rule: squash merges only {id_comment(teammate)}",
-                       f"- {entry_text(missing)} {id_comment(missing.id)}"]
+                       f"- {entry_text(kept)}", id_comment(kept.id),
+                       f"- {entry_text(new)}", id_comment(new.id),
+                       "- Teammate's rule: squash merges only", id_comment(teammate),
+                       f"- {entry_text(missing)}", id_comment(missing.id)]
     assert after.endswith(f"{memfiles.END_MARK}\n\n## After\n\nMore text.\n")
     drift.apply(store, found)
     assert drift.proposal(store, project, root).changes == ()
@@ -193,7 +198,7 @@ def test_without_memory_files_a_new_claude_md_is_proposed(store: Store, tmp_path
     assert applied.created == ("CLAUDE.md",) and applied.written == ()
     assert (root / "CLAUDE.md").read_text(encoding="utf-8") == (
         f"{memfiles.BEGIN_MARK}\n{memfiles.SECTION_HEADING}\n\n"
-        f"- {entry_text(added)} {id_comment(added.id)}\n{memfiles.END_MARK}\n")
+        f"- {entry_text(added)}\n{id_comment(added.id)}\n{memfiles.END_MARK}\n")
     assert applied.backup is not None
     manifest = json.loads((applied.backup / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["created"] == [str((root / "CLAUDE.md").resolve())]
@@ -231,9 +236,11 @@ def test_table_rows_are_struck_cell_by_cell_and_crlf_is_kept(store: Store,
                                                  confidence="explicit"), "lighter")
     found = drift.proposal(store, project, root)
     after = found.changes[0].after
-    assert (f"| ~~Queue~~ | ~~Celery workers on Redis~~ → {id_comment(new.id)} Queue: Dramatiq "
-            "actors: Dramatiq \\| Redis broker |\r\n") in after
-    assert after.count("\r\n") == text.count("\r\n") and "\n" not in after.replace("\r\n", "")
+    # Only the cell that says the old thing is struck; the record in force is written there,
+    # short (its title), and tied on a line of its own after the table.
+    assert after.endswith("| Queue | ~~Celery workers on Redis~~ Queue: Dramatiq actors |\r\n"
+                          f"| Web | FastAPI |\r\n{id_comment(new.id)}\r\n")
+    assert after.count("\r\n") == text.count("\r\n") + 1 and "\n" not in after.replace("\r\n", "")
     drift.apply(store, found)
     assert drift.proposal(store, project, root).candidates == ()
 
@@ -260,3 +267,133 @@ def test_the_memory_folder_of_a_foreign_folder_is_the_root_and_creates_nothing(
     assert drift.project_folder(store, project, tmp_path / "elsewhere") == Path(project.root)
     assert proj.count(store) == 1
     assert drift.project_folder(store, project, tmp_path / "shop") == tmp_path / "shop"
+
+
+# ----------------------------------------------------------------------------- ties, AGENTS.md
+
+
+def own_line_ties_only(text: str) -> bool:
+    """Whether every agentctx comment of ``text`` is on a line of its own."""
+    return all(memfiles.TIE_LINE.match(line) or line.strip() in (memfiles.BEGIN_MARK,
+                                                                  memfiles.END_MARK)
+               for line in text.splitlines() if "<!-- agentctx" in line)
+
+
+STACK = """# shop
+
+- The HTTP API is FastAPI.
+- Background jobs run on Celery workers with RabbitMQ as the broker.
+
+| Piece | Choice |
+|---|---|
+| Web | FastAPI |
+| Queue | Celery on RabbitMQ |
+"""
+
+
+def test_list_items_and_table_cells_are_struck_in_place_and_twice_changes_nothing(
+        store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "shop"
+    project = setup(store, root, {"CLAUDE.md": STACK})
+    decision(store, project, "Serve the HTTP API with FastAPI")
+    old = decision(store, project, "Background jobs on Celery with RabbitMQ",
+                   "Celery workers, RabbitMQ broker")
+    new = records.supersede(store, old.id, Draft(type="", title="Dramatiq on Postgres",
+                                                 body="Dramatiq actors with the Postgres broker",
+                                                 confidence="explicit"), "one datastore")
+    found = drift.proposal(store, project, root)
+    assert [(c.candidate.kind, c.line) for c in found.candidates] == [("contradicted", 4)]
+    drift.apply(store, found)
+    after = (root / "CLAUDE.md").read_text(encoding="utf-8")
+    assert after == STACK.replace(
+        "- Background jobs run on Celery workers with RabbitMQ as the broker.\n",
+        "- ~~Background jobs run on Celery workers with RabbitMQ as the broker.~~ → "
+        f"{entry_text(new)}\n{id_comment(new.id)}\n").replace(
+        "| Queue | Celery on RabbitMQ |\n",
+        f"| Queue | ~~Celery on RabbitMQ~~ Dramatiq on Postgres |\n{id_comment(new.id)}\n")
+    assert own_line_ties_only(after)
+    again = drift.proposal(store, project, root)
+    assert again.candidates == () and again.changes == ()
+
+
+def test_inline_ties_of_older_versions_move_onto_lines_of_their_own(
+        store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"CLAUDE.md": "# App\n"})
+    kept = decision(store, project, "Deploy with Helm charts", "charts in deploy/helm")
+    old = decision(store, project, "Run the tests with nose", "nosetests -v")
+    new = records.supersede(store, old.id, Draft(type="", title="Run the tests with pytest",
+                                                 body="pytest -q", confidence="explicit"),
+                            "nose is dead")
+    text = (f"# App\n\n- ~~Run the tests with nose.~~ → {id_comment(new.id)} Run the tests with "
+            f"pytest.\n- Use tabs.\n\n{memfiles.BEGIN_MARK}\n{memfiles.SECTION_HEADING}\n\n"
+            f"- {entry_text(kept)} {id_comment(kept.id)}\n{memfiles.END_MARK}\n")
+    (root / "CLAUDE.md").write_text(text, encoding="utf-8")
+    found = drift.proposal(store, project, root)
+    assert found.candidates == ()  # the inline ties are read as they always were
+    [change] = found.changes
+    assert change.after == (
+        f"# App\n\n- ~~Run the tests with nose.~~ → Run the tests with pytest.\n"
+        f"{id_comment(new.id)}\n- Use tabs.\n\n{memfiles.BEGIN_MARK}\n"
+        f"{memfiles.SECTION_HEADING}\n\n- {entry_text(kept)}\n{id_comment(kept.id)}\n"
+        f"{memfiles.END_MARK}\n")
+    drift.apply(store, found)
+    again = drift.proposal(store, project, root)
+    assert again.candidates == () and again.changes == ()
+
+
+def test_stale_text_beside_its_replacement_is_never_in_sync(store: Store, tmp_path: Path) -> None:
+    """Appending the replacement is not enough: the old text is struck, or stays a candidate
+    where agentctx does not edit (a code fence)."""
+    root = tmp_path / "app"
+    project = setup(store, root, {"CLAUDE.md": (
+        "# App\n\n- Run the tests with `nosetests`.\n\n```sh\nnosetests -v\n```\n")})
+    old = decision(store, project, "Tests run with nose", "Run `nosetests` from the root.")
+    new = records.supersede(store, old.id, Draft(type="", title="Tests run with pytest",
+                                                 body="Run `pytest -q`.", confidence="explicit"),
+                            "nose is dead")
+    first = drift.apply(store, drift.proposal(store, project, root))
+    text = (root / "CLAUDE.md").read_text(encoding="utf-8")
+    assert f"- ~~Run the tests with `nosetests`.~~ → {entry_text(new)}\n" in text
+    assert [(c.kind, c.line) for c in first.scan.candidates] == [("stale", 7)]
+    assert "nosetests -v" in text  # a code fence is never edited: it stays a candidate
+    assert drift.proposal(store, project, root).changes == ()
+
+
+def test_without_a_claude_md_agents_md_is_read_and_edited(store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"AGENTS.md": "# Agents\n\n- Requires Java 17.\n",
+                                  "docs/setup.md": "# Setup\n"})
+    (root / "AGENTS.md").write_text("# Agents\n\n- Requires Java 17.\n\nSee @docs/setup.md.\n",
+                                    encoding="utf-8")
+    old = decision(store, project, "Java 17", "The service compiles and runs on Java 17.")
+    new = records.supersede(store, old.id, Draft(type="", title="Java 21 with virtual threads",
+                                                 body="The toolchain is Java 21.",
+                                                 confidence="explicit"), "virtual threads")
+    missing = decision(store, project, "Public ids are UUIDv7 strings")
+    found = drift.proposal(store, project, root)
+    assert found.target == "AGENTS.md"
+    document = drift.as_json(found)
+    assert [(c["class"], c["file"], c["stated"]) for c in document["candidates"]] == [
+        ("missing", "AGENTS.md", None), ("contradicted", "AGENTS.md", old.id)]
+    assert document["files"] == ["AGENTS.md", "docs/setup.md"]
+    drift.apply(store, found)
+    assert not (root / "CLAUDE.md").exists()
+    text = (root / "AGENTS.md").read_text(encoding="utf-8")
+    assert f"- ~~Requires Java 17.~~ → {entry_text(new)}\n{id_comment(new.id)}\n" in text
+    assert f"- {entry_text(missing)}\n{id_comment(missing.id)}\n" in text
+    assert drift.proposal(store, project, root).candidates == ()
+
+
+def test_agents_md_beside_a_claude_md_that_does_not_import_it_is_left_alone(
+        store: Store, tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    project = setup(store, root, {"CLAUDE.md": "# App\n\nThe JDK comes from the toolchain.\n",
+                                  "AGENTS.md": "# Agents\n\n- Requires Java 17.\n"})
+    old = decision(store, project, "Java 17", "The service compiles and runs on Java 17.")
+    records.supersede(store, old.id, Draft(type="", title="Java 21 with virtual threads",
+                                           body="The toolchain is Java 21.",
+                                           confidence="explicit"), "virtual threads")
+    found = drift.proposal(store, project, root)
+    assert [(c.candidate.kind, c.file) for c in found.candidates] == [("missing", "CLAUDE.md")]
+    assert [c.name for c in found.changes] == ["CLAUDE.md"]

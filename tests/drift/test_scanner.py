@@ -63,7 +63,7 @@ def test_scores_are_stored_and_the_digest_goes_stale(orders: Loaded) -> None:
     assert flagged == {orders.ids[i] for i in ("ids-uuid", "auth-jwt", "pr-size",
                                                "tests-pytest", "queue-dramatiq")}
     served = digest.serve(db, orders.project, str(orders.root))
-    assert digest.DRIFT_NOTE.format(count=5) in served.text
+    assert digest.DRIFT_NOTE.format(count=5, file="CLAUDE.md") in served.text
     assert "--yes" not in served.text
 
 
@@ -133,6 +133,113 @@ def test_the_old_version_beside_the_new_one_is_stale(store: Store, tmp_path: Pat
     [stale] = scan.candidates
     assert (stale.id, stale.kind, stale.line) == (old, "stale", 7)
     assert stale.replacement is not None and stale.replacement.id == new
+
+
+def chain(db: Store, project: Project, *versions: tuple[str, str]) -> list[str]:
+    """Records superseding each other in order; returns their ids, oldest first."""
+    ids = [add(db, project, *versions[0])]
+    for title, body in versions[1:]:
+        ids.append(records.supersede(db, ids[-1], Draft(type="", title=title, body=body,
+                                                        confidence="explicit"), "changed").id)
+    return ids
+
+
+BILLING = ("Billing code lives in harbor/billing/",
+           "Invoices, refunds and payouts go in harbor/billing/.")
+PAYMENTS = ("Payment code lives in harbor/payments/ (renamed from billing/)",
+            "harbor/billing/ was renamed to harbor/payments/; refunds are in "
+            "harbor/payments/refunds.py.")
+
+
+@pytest.mark.parametrize("line", [
+    "- Billing code lives in `harbor/billing/`.",
+    "- Put invoices in `harbor/billing/`.",
+    "| Billing | `harbor/billing/` |",
+])
+def test_an_old_path_the_replacement_names_as_history_is_contradicted(
+        store: Store, tmp_path: Path, line: str) -> None:
+    """The replacement's title repeats "billing/" only to say it was renamed."""
+    header = "| Code | Where |\n|---|---|\n" if line.startswith("|") else ""
+    project = project_with(store, tmp_path / "p", f"# harbor\n\n{header}{line}\n")
+    old, new = chain(store, project, BILLING, PAYMENTS)
+    [found] = drift.scan_project(store, project, tmp_path / "p").candidates
+    assert (found.id, found.kind, found.stated, found.line) == (
+        new, "contradicted", old, 5 if header else 3)
+
+
+def test_a_rename_told_as_history_states_the_new_version(store: Store, tmp_path: Path) -> None:
+    project = project_with(store, tmp_path / "p", "# harbor\n\nharbor/billing/ was renamed to "
+                           "harbor/payments/ in 2024; payment code lives there.\n")
+    _old, new = chain(store, project, BILLING, PAYMENTS)
+    scan = drift.scan_project(store, project, tmp_path / "p")
+    assert scan.candidates == () and new in scan.present
+
+
+@pytest.mark.parametrize("text", [
+    "- Run the tests with nose.", "- Run the tests with `nosetests`.",
+    "- Run the tests with nosetests -v.", "Tests: `nosetests` from the root."])
+def test_an_old_tool_in_backticks_or_inflected_is_contradicted(store: Store, tmp_path: Path,
+                                                                text: str) -> None:
+    project = project_with(store, tmp_path / "p", f"# Testing\n\n{text}\n")
+    old, new = chain(store, project, ("Tests run with nose", "Run `nosetests` from the root."),
+                     ("Tests run with pytest", "Run `pytest`; fixtures live in conftest.py."))
+    [found] = drift.scan_project(store, project, tmp_path / "p").candidates
+    assert (found.id, found.kind, found.stated) == (new, "contradicted", old)
+
+
+def test_a_command_only_the_old_version_has_in_backticks_is_stale(store: Store,
+                                                                   tmp_path: Path) -> None:
+    project = project_with(store, tmp_path / "p", (
+        "# Firmware\n\n## Build, flash, debug\n\n```bash\nwest build -b thermo_v2 app\n"
+        "west flash\n```\n\nAfter a clean checkout you can also just run `make flash`.\n"))
+    old, new = chain(store, project, ("Build with a Makefile",
+                                      "Build with the GNU Makefile and arm-none-eabi-gcc: make "
+                                      "all, make flash."),
+                     ("Build and flash with west",
+                      "Build with `west build -b thermo_v2 app` and flash with `west flash`."))
+    scan = drift.scan_project(store, project, tmp_path / "p")
+    assert new in scan.present
+    assert [(c.kind, c.stated, c.line) for c in scan.candidates] == [("stale", old, 10)]
+
+
+def test_both_older_versions_stated_give_one_candidate_each(store: Store, tmp_path: Path) -> None:
+    project = project_with(store, tmp_path / "p", "# Tooling\n\n- Task runner: Nx, cached in Nx "
+                           "Cloud.\n\n## Packages\n\nBuilds are orchestrated by Lerna.\n")
+    lerna, nx, turbo = chain(
+        store, project, ("Builds orchestrated by Lerna", "Builds are orchestrated by Lerna."),
+        ("Task running with Nx", "CI runs nx affected, cached in Nx Cloud."),
+        ("Task running with Turborepo", "turbo.json defines the pipelines; CI runs turbo run."))
+    scan = drift.scan_project(store, project, tmp_path / "p")
+    assert sorted((c.id, c.kind, c.stated, c.line) for c in scan.candidates) == sorted([
+        (turbo, "contradicted", nx, 3), (turbo, "contradicted", lerna, 7)])
+    assert scan.flagged == 1
+
+
+def test_a_title_stated_in_other_words_is_present(store: Store, tmp_path: Path) -> None:
+    project = project_with(store, tmp_path / "p", "# harbor\n\n- Store money as integer "
+                           "cents.\n")
+    rid = add(store, project, "Money is stored as integer cents, never floats",
+              "Amounts are `int` cents in Python and BIGINT in Postgres; formatting happens at "
+              "the edges only.")
+    scan = drift.scan_project(store, project, tmp_path / "p")
+    assert rid in scan.present and scan.candidates == ()
+
+
+@pytest.mark.parametrize("text", [
+    "Keep code TSLint-clean as well: no `tslint:disable` without a comment.",
+    "Airflow was retired in Q1 2024; there is no dags/ folder any more.",
+])
+def test_history_and_stale_text_are_told_apart(store: Store, tmp_path: Path, text: str) -> None:
+    project = project_with(store, tmp_path / "p", f"# Notes\n\n- Lint with ESLint flat config "
+                           f"and run pipelines as Dagster assets.\n- {text}\n")
+    old_lint, _ = chain(store, project, ("Lint with TSLint", "tslint.json at the root."),
+                        ("Lint with ESLint flat config", "eslint.config.js; no TSLint."))
+    chain(store, project, ("Pipelines orchestrated with Airflow",
+                          "Each pipeline is an Airflow DAG in dags/."),
+          ("Pipelines are Dagster assets", "Dagster assets in assets/."))
+    scan = drift.scan_project(store, project, tmp_path / "p")
+    stale = [c.stated for c in scan.candidates]
+    assert stale == ([old_lint] if "tslint" in text else [])
 
 
 def test_a_retired_record_still_stated_is_stale_without_replacement(store: Store,

@@ -140,6 +140,6 @@ def test_a_killed_extraction_is_all_or_nothing_and_the_next_run_finishes(
         finished = subprocess.run(argv, cwd=project_dir, env=env, capture_output=True,
                                   text=True, timeout=300, check=False)
     assert finished.returncode == 0, finished.stdout + finished.stderr
-    assert _applied(db_path, pid, session)
+    assert _applied(db_path, pid, session), (outcomes, finished.stdout + finished.stderr)
     print(f"extraction kills: {outcomes}")
     assert outcomes["not applied"] > 0  # some kills landed before the commit

@@ -264,3 +264,43 @@ def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
     unchecked = _prompt(app, prompt, session="no-check",
                         env={"AGENTCTX_PROMPT_SEMANTIC_CHECK": "off"})
     assert shown.names(unchecked, deploy) and shown.names(unchecked, components)
+
+
+def test_a_record_is_found_by_meaning_from_the_moment_it_is_written(
+        app: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """After the first consolidation with a model, a record written later gets its vector at
+    write time, and a prompt sharing no word with it brings it by meaning alone; before that
+    consolidation the hook is keyword-only and the same prompt gets nothing."""
+    import json
+    import subprocess
+    import sys
+
+    from agentctx.consolidate.run import consolidate
+    from agentctx.ml.embedder import forget_loaded, load_model
+    from tests.support import tiny_model
+
+    folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
+    pid = _project(app)
+    _add(pid, "decision", "Deploy to staging with docker", "Release images come from the job.")
+    _add(pid, "convention", "Login with oauth tokens", "The auth service issues jwt tokens.")
+    prompt = "how is coverage measured in ci?"
+    assert _prompt(app, prompt, session="before") == ""  # no shared word, no vectors yet
+    try:
+        with Store.open() as db:
+            assert consolidate(db, model=load_model(), judge=None).query_model == "written"
+    finally:
+        forget_loaded()
+    written = _add(pid, "convention", "Unit tests run under pytest with fixtures",
+                   "Every test uses pytest fixtures; unittest classes are not used.")
+    with Store.open() as db:
+        pk = records.get(db, written).pk
+        assert db.scalar("SELECT count(*) FROM embeddings WHERE record_pk = ?", (pk,)) == 1
+    assert shown.names(_prompt(app, prompt, session="after"), written)
+    previewed = subprocess.run([sys.executable, "-m", "agentctx", "preview", prompt, "--json"],
+                               capture_output=True, text=True, check=True, cwd=app)
+    candidate = next(c for c in json.loads(previewed.stdout)["candidates"]
+                     if c["id"] == written)
+    assert candidate["found_by"] == "meaning" and candidate["matched"] == []
+    assert candidate["outcome"] in ("inject", "pointer")

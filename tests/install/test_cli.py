@@ -41,9 +41,28 @@ def test_init_then_uninstall_round_trip(home: Path) -> None:
 
 
 def test_model_flags_set_the_config(home: Path) -> None:
-    done = run_cli("init", "--no-llm", "--no-embeddings")
+    done = run_cli("init", "--no-llm", "--no-embeddings", "--yes")
     assert done.returncode == 0, done.stderr
     assert load(home / ".agentctx" / "config.json") == {"embeddings": False, "llm": False}
+
+
+def test_init_and_uninstall_without_a_terminal_need_yes(home: Path) -> None:
+    """No terminal to ask on (a script, CI): nothing is applied without --yes, as forget and
+    sync --apply refuse; one line says what to add."""
+    claude_bytes = write(home / ".claude.json", CLAUDE_JSON, mode=0o600)
+    refused = run_cli("init")
+    assert refused.returncode == 1, refused
+    assert refused.stderr.count("\n") == 1 and "add --yes" in refused.stderr
+    assert "add 9 hook handlers" in refused.stdout  # what it would do is shown
+    assert (home / ".claude.json").read_bytes() == claude_bytes
+    assert not (home / ".claude" / "settings.json").exists()
+    assert run_cli("init", "--yes").returncode == 0
+    installed = (home / ".claude.json").read_bytes()
+    kept = run_cli("uninstall")
+    assert kept.returncode == 1 and "add --yes" in kept.stderr
+    assert (home / ".claude.json").read_bytes() == installed
+    assert run_cli("uninstall", "--yes").returncode == 0
+    assert (home / ".claude.json").read_bytes() == claude_bytes
 
 
 def test_dry_run_writes_nothing(home: Path) -> None:

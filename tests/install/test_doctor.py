@@ -73,7 +73,7 @@ def test_after_init_doctor_is_healthy_and_leaves_the_store_alone(home: Path,
 def test_text_output_is_one_line_per_check(home: Path) -> None:
     done = run_cli("doctor", "--quick")
     lines = done.stdout.splitlines()
-    assert len(lines) == 12
+    assert len(lines) == 13
     assert all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
     assert any(line.startswith("fail  hooks:") and "— fix: run 'agentctx init'" in line
                for line in lines)
@@ -212,8 +212,24 @@ def test_semantic_check_readiness(home: Path, monkeypatch: pytest.MonkeyPatch) -
                      rows=[("word", struct.pack("<1e", 1.0))])
     with Store.open() as db:
         querymodel.register(db, "m", side)
-    assert doctor.check_semantic_check(config.Config.load()) == doctor.Check(
-        "semantic check", "ok", "on (m)")
+    lists = doctor.check_semantic_check(config.Config.load())
+    assert lists.status == "warn" and "by meaning are not ready" in lists.detail, lists
+    assert "consolidate" in lists.fix
+    import numpy as np
+
+    from agentctx.store import projects, records, vecside_build, vectors
+    from agentctx.store.models import Draft
+
+    with Store.open() as db:
+        project = projects.resolve(db, str(home)).project
+        records.add(db, Draft(type="decision", title="Use word", body="word"),
+                    project_id=project.id)
+        vectors.save(db, "m", [(item, np.ones(1, dtype=np.float32))
+                               for item in vectors.pending(db)])
+        vecside_build.build(db, "m")
+    ready = doctor.check_semantic_check(config.Config.load())
+    assert ready.status == "ok" and ready.detail.startswith("on (m); the hook also finds "
+                                                            "records by meaning"), ready
     side.unlink()
     stale = doctor.check_semantic_check(config.Config.load())
     assert stale.status == "warn" and "missing or stale" in stale.detail
@@ -267,6 +283,23 @@ def test_a_store_whose_middle_is_random_bytes_is_not_ok(home: Path) -> None:
     assert "backup" in check.fix
 
 
+def test_a_store_that_is_not_a_database_is_one_failing_check_among_the_others(
+        home: Path) -> None:
+    """A store whose file is noise: doctor still runs every check (hooks, MCP, …) and says
+    so on the store's line, instead of stopping at the first check that opens it."""
+    assert run_cli("init", "--yes").returncode == 0
+    path = config.db_path()
+    path.write_bytes(b"\x00garbage" * 4096)
+    done = run_cli("doctor", "--quick")
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    lines = {line.split(":")[0]: line for line in done.stdout.splitlines()}
+    assert lines["fail  store"].count(".agentctx/agentctx.db") == 1, lines["fail  store"]
+    assert "not an agentctx store" in lines["fail  store"]
+    for name in ("python", "sqlite", "config", "home", "embedding model", "hooks", "mcp"):
+        assert any(key.endswith(f"  {name}") for key in lines), (name, done.stdout)
+    assert sum(line.startswith("fail") for line in lines.values()) == 1, done.stdout
+
+
 def test_a_registration_of_the_agentctx_script_is_a_warning_until_init_upgrades_it(
         home: Path) -> None:
     apply_init(plan_init("user", claude=False))
@@ -280,3 +313,21 @@ def test_a_registration_of_the_agentctx_script_is_a_warning_until_init_upgrades_
     assert hooks.status == "warn" and "PYTHONPATH" in hooks.detail
     apply_init(plan_init("user", claude=False))
     assert doctor.check_hooks()[0].status == "ok"
+
+
+@pytest.mark.parametrize(("files", "detail"), [
+    ({}, "drift reads no file yet: the project has no CLAUDE.md or AGENTS.md yet"),
+    ({"AGENTS.md": "# Agents\n"}, "drift reads AGENTS.md: the project has no CLAUDE.md, so "
+     "Claude Code (2.1.277 and later) reads AGENTS.md instead"),
+    ({"CLAUDE.md": "# App\n", "AGENTS.md": "# Agents\n"}, "drift reads CLAUDE.md: Claude Code "
+     "reads CLAUDE.md; AGENTS.md is not read, as CLAUDE.md does not import it"),
+    ({"CLAUDE.md": "@AGENTS.md\n", "AGENTS.md": "# Agents\n"}, "drift reads CLAUDE.md: Claude "
+     "Code reads CLAUDE.md, and AGENTS.md through it"),
+])
+def test_doctor_says_which_memory_file_drift_reads_and_why(
+        home: Path, project_dir: Path, files: dict[str, str], detail: str) -> None:
+    for name, text in files.items():
+        (project_dir / name).write_text(text, encoding="utf-8")
+    done = run_cli("doctor", "--json", "--quick", cwd=project_dir / "src")
+    check = _by_name(json.loads(done.stdout)["checks"])["memory file"]
+    assert check["status"] == "ok" and check["detail"].startswith(detail)

@@ -17,8 +17,8 @@ from agentctx.store import Store
 from agentctx.store import chains as store_chains
 from agentctx.store import records as rec
 from agentctx.store.models import Draft
-from agentctx.tui.actions import help_rows
-from agentctx.tui.app import APP_ACTIONS, AgentctxApp, StatusLine, make_app
+from agentctx.tui.actions import APP_ACTIONS, help_rows
+from agentctx.tui.app import AgentctxApp, StatusLine, make_app
 from agentctx.tui.chains_pane import ChainsPane
 from agentctx.tui.detail import DetailPanel
 from agentctx.tui.help import HelpScreen, help_text
@@ -296,7 +296,7 @@ def test_choosing_a_project_sets_every_pane(demo_store: Demo, tmp_path: Path) ->
         await settle(pilot)
         titles = [r.title for r in pilot.app.query_one(RecordsPane).records.values()]
         assert titles == ["Other project decision"]
-        assert "other · 1 records" in str(pilot.app.query_one(StatusLine).render())
+        assert "other · 1 record ·" in str(pilot.app.query_one(StatusLine).render())
     run(app_on(demo_store), steps)
 
 

@@ -312,7 +312,7 @@ def test_supersede_from_the_detail_panel_shows_the_successor(demo_store: Demo) -
 
 
 def test_help_lists_the_editing_keys_and_what_undo_covers(demo_store: Demo) -> None:
-    from agentctx.tui.app import APP_ACTIONS
+    from agentctx.tui.actions import APP_ACTIONS
     from agentctx.tui.help import help_text
 
     async def steps(pilot: Pilot[None]) -> None:

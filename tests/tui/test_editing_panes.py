@@ -25,10 +25,18 @@ def open_db(demo: Demo) -> Store:
     return Store.open(demo.home / DB_NAME)
 
 
+def no_demo_pair(db: Store, demo: Demo) -> None:
+    """The demo's own near-duplicate pair kept as distinct (it is not asked about)."""
+    for pair in upkeep.near_duplicates(db, demo.project_id):
+        upkeep.mark_distinct(db, pair.first.id, pair.second.id, "kept both")
+
+
 def pairs(demo: Demo, count: int) -> list[tuple[Record, Record]]:
-    """``count`` near-duplicate pairs saved as consolidation saves them."""
+    """``count`` near-duplicate pairs saved as consolidation saves them (instead of the demo's
+    own)."""
     made = []
     with open_db(demo) as db:
+        no_demo_pair(db, demo)
         for n in range(count):
             a = rec.add(db, Draft(type="discovery", title=f"Cache TTL is {n} minutes",
                                   body="Set in settings.py"), project_id=demo.project_id)
@@ -64,6 +72,33 @@ def test_supersede_from_the_chains_pane_extends_the_chain(demo_store: Demo) -> N
         assert old.superseded_by is not None
         new = rec.get(db, old.superseded_by)
     assert (new.title, new.type) == ("Chained again", old.type)
+
+
+def test_the_chains_cursor_stays_on_its_version_after_a_write(demo_store: Demo) -> None:
+    """A pin on an older version of the second chain: the tree is read again with that chain
+    still open and the cursor still on that version (it used to jump to the first line, every
+    chain closed)."""
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("3")
+        await settle(pilot)
+        pane = pilot.app.query_one(ChainsPane)
+        tree = pane.query_one(Tree)
+        second = tree.root.children[1]
+        second.expand()
+        await pilot.pause()
+        version = second.children[0]
+        tree.move_cursor(version)
+        await pilot.pause()
+        target = pane.edit_target()
+        assert target is not None and target.id == version.data
+        await pilot.press("p")
+        await settle(pilot)
+        assert tree.cursor_node is not None and tree.cursor_node.data == target.id
+        assert tree.root.children[1].is_expanded
+        with open_db(demo_store) as db:
+            assert rec.get(db, target.id).pinned != target.pinned
+
+    run(app_on(demo_store), steps)
 
 
 def test_pin_from_the_profile_pane(demo_store: Demo) -> None:
@@ -118,6 +153,9 @@ def test_merge_candidates_merge_keep_both_and_skip(demo_store: Demo) -> None:
 
 
 def test_merge_without_candidates_says_so(demo_store: Demo) -> None:
+    with open_db(demo_store) as db:
+        no_demo_pair(db, demo_store)
+
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("m")
         await settle(pilot)
@@ -139,6 +177,23 @@ def test_the_palette_offers_the_editing_actions(demo_store: Demo) -> None:
         await settle(pilot)
         with open_db(demo_store) as db:
             assert rec.get(db, record.id).pinned != record.pinned
+
+    run(app_on(demo_store), steps)
+
+
+def test_a_write_from_the_palette_on_another_pane_names_its_record(demo_store: Demo) -> None:
+    """"Records: Pin" run from the sessions pane says which record it pinned."""
+    async def steps(pilot: Pilot[None]) -> None:
+        record = pilot.app.query_one(RecordsPane).highlighted()
+        assert record is not None
+        await pilot.press("5")
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"pin / unpin")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await settle(pilot)
+        said = [n.message for n in pilot.app._notifications]
+        assert any(m.startswith("pinned ") and record.title[:30] in m for m in said), said
 
     run(app_on(demo_store), steps)
 

@@ -3,6 +3,7 @@ own keys, and the palette listing each action once with its key."""
 
 from __future__ import annotations
 
+from textual import events
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -90,4 +91,36 @@ def test_the_palette_lists_each_action_once_with_its_key_the_panes_first(
         names = [c.name for c in commands(app)]
         assert names[0] == "Open version (enter)"
         assert "Records: Sort (2 o)" in names
+    run(app_on(demo_store), steps)
+
+
+def test_a_key_right_after_a_pane_number_reaches_the_new_pane(demo_store: Demo) -> None:
+    """``5`` then ``enter`` in one burst (as a fast typist or a terminal sends them): the
+    receipts of the session open, and the projects pane left behind gets no ``enter``."""
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("1")
+        await settle(pilot)
+        app = pilot.app
+        app.post_message(events.Key("5", "5"))
+        app.post_message(events.Key("enter", "\r"))
+        await settle(pilot)
+        assert isinstance(app, AgentctxApp) and app.current_pane == "sessions"
+        assert app.query_one("#receipts-table").display
+    run(app_on(demo_store), steps)
+
+
+def test_number_keys_are_text_in_a_field(demo_store: Demo) -> None:
+    async def steps(pilot: Pilot[None]) -> None:
+        await pilot.press("slash", *"v2 3")
+        await settle(pilot)
+        assert pilot.app.query_one("#search", Input).value == "v2 3"
+        app = pilot.app
+        assert isinstance(app, AgentctxApp) and app.current_pane == "records"
+        await pilot.press("8", *"port 8080")
+        await settle(pilot)
+        assert app.current_pane == "records"
+        await pilot.press("escape", "8", "1")  # the prompt has focus when the pane opens
+        await settle(pilot)
+        assert app.current_pane == "preview"
+        assert pilot.app.query_one("#prompt", Input).value == "1"
     run(app_on(demo_store), steps)

@@ -1,10 +1,33 @@
-// A small force-directed graph on a canvas: records and files as nodes, supersession and file
-// links as edges; drag to pan, wheel to zoom, click a node to open it. No library.
+// A small force-directed graph on a canvas: records and files as nodes, each labelled with a
+// short title; supersession edges carry an arrowhead (newer → older), file links are dashed;
+// drag to pan, wheel to zoom, click a node to open it. No library.
 "use strict";
 
 (function () {
   const COLORS = { decision: "#2c6ecb", convention: "#2e7d32", preference: "#8e44ad",
-    discovery: "#b7791f", bugfix: "#c0392b", handover: "#16a085", profile: "#7f8c8d" };
+    discovery: "#b7791f", bugfix: "#c0392b", handover: "#16a085", profile: "#7f8c8d",
+    superseded: "#bbb", file: "#95a5a6" };
+  const LABEL_CHARS = 28; // a node's label: the start of its title (a file: its name)
+
+  function shortLabel(node) {
+    const text = node.kind === "file" ? node.title.split("/").filter(Boolean).pop() || node.title
+      : node.title;
+    return text.length > LABEL_CHARS ? text.slice(0, LABEL_CHARS - 1).trimEnd() + "…" : text;
+  }
+
+  // An arrowhead at ``b``, on the line from ``a``, stopping at the node's edge.
+  function arrow(ctx, a, b, k) {
+    const dx = b.x - a.x, dy = b.y - a.y;
+    const d = Math.sqrt(dx * dx + dy * dy) || 1;
+    const ux = dx / d, uy = dy / d;
+    const tipX = b.x - ux * 6, tipY = b.y - uy * 6, size = 6 / Math.max(k, 0.5);
+    ctx.beginPath();
+    ctx.moveTo(tipX, tipY);
+    ctx.lineTo(tipX - ux * size - uy * size * 0.5, tipY - uy * size + ux * size * 0.5);
+    ctx.lineTo(tipX - ux * size + uy * size * 0.5, tipY - uy * size - ux * size * 0.5);
+    ctx.closePath();
+    ctx.fill();
+  }
   let current = null; // the graph on screen: stop its animation before drawing another
 
   function layout(nodes, edges, width, height) {
@@ -75,26 +98,25 @@
         ctx.strokeStyle = e.rel === "supersedes" ? "#888" : "rgba(128,128,128,.45)";
         ctx.setLineDash(e.rel === "supersedes" ? [] : [3 / view.k, 3 / view.k]);
         ctx.beginPath(); ctx.moveTo(a.x, a.y); ctx.lineTo(b.x, b.y); ctx.stroke();
+        if (e.rel === "supersedes") { ctx.fillStyle = "#888"; arrow(ctx, a, b, view.k); }
       });
       ctx.setLineDash([]);
       for (const node of nodes) {
         ctx.beginPath();
         if (node.kind === "file") {
-          ctx.fillStyle = "#95a5a6";
+          ctx.fillStyle = COLORS.file;
           ctx.rect(node.x - 4, node.y - 4, 8, 8);
         } else {
-          ctx.fillStyle = node.current ? (COLORS[node.type] || "#555") : "#bbb";
+          ctx.fillStyle = node.current ? (COLORS[node.type] || "#555") : COLORS.superseded;
           ctx.arc(node.x, node.y, 5, 0, Math.PI * 2);
         }
         ctx.fill();
       }
       ctx.fillStyle = style.color;
       ctx.font = `${11 / view.k}px system-ui, sans-serif`;
-      for (const node of nodes) {
-        if (node === hover || view.k > 1.6) {
-          const label = node.title.length > 60 ? node.title.slice(0, 57) + "…" : node.title;
-          ctx.fillText(label, node.x + 8, node.y + 4);
-        }
+      for (const node of nodes) { // every node labelled; the one under the pointer in full
+        const label = node === hover ? node.title : shortLabel(node);
+        ctx.fillText(label, node.x + 8 / view.k, node.y + 4 / view.k);
       }
     }
 
@@ -167,6 +189,7 @@
         canvas.removeEventListener("pointerup", up); canvas.removeEventListener("wheel", wheel);
       },
       nodes,
+      labels: () => nodes.map(shortLabel),
       // Where a node is on screen (client coordinates), for a click.
       screenOf(id) {
         const node = nodes.find((n) => n.id === id);
@@ -192,5 +215,5 @@
     return current;
   }
 
-  window.AgentctxGraph = { draw, shown: () => current };
+  window.AgentctxGraph = { draw, shown: () => current, COLORS };
 })();

@@ -6,7 +6,7 @@ const TOKEN = document.querySelector('meta[name="agentctx-token"]').content;
 const PAGE = 50;
 const state = {
   project: "", view: "records", offset: 0, selected: null, marked: false,
-  changes: null, receipt: null, editing: false, seq: 0,
+  changes: null, receipt: null, editing: false, seq: 0, listed: false,
 };
 
 // ------------------------------------------------------------------ helpers
@@ -59,9 +59,34 @@ async function post(path, body) {
   return data;
 }
 
-function plural(n, word) { return `${n} ${word}${n === 1 ? "" : "s"}`; }
+function plural(n, word) { return `${n.toLocaleString()} ${word}${n === 1 ? "" : "s"}`; }
 
-function day(iso) { return iso ? iso.slice(0, 10) : ""; }
+function pad(n) { return String(n).padStart(2, "0"); }
+
+// A stored time (UTC, ISO 8601 with milliseconds) as the reader's local time, to the minute.
+function when(iso) {
+  if (!iso) return "";
+  const t = new Date(iso);
+  if (isNaN(t)) return iso;
+  return `${t.getFullYear()}-${pad(t.getMonth() + 1)}-${pad(t.getDate())} ${pad(t.getHours())}:${pad(t.getMinutes())}`;
+}
+
+// The local date of a stored time.
+function day(iso) { return when(iso).slice(0, 10); }
+
+// A stored time shown locally, the stored value in its tooltip.
+function time(iso) { return iso ? el("time", { datetime: iso, title: iso }, when(iso)) : null; }
+
+// ``text`` on one line, cut at a word boundary with "…" past ``n`` characters.
+function clip(text, n) {
+  const line = String(text ?? "").split(/\s+/).join(" ").trim();
+  if (line.length <= n) return line;
+  const cut = line.slice(0, n - 1);
+  const space = cut.lastIndexOf(" ");
+  return (space > n / 2 ? cut.slice(0, space) : cut) + "…";
+}
+
+const NARROW = window.matchMedia("(max-width: 899px)");
 
 function debounce(fn, ms) {
   let timer = null;
@@ -73,7 +98,7 @@ function debounce(fn, ms) {
 function recordRow(record) {
   const row = el("li", {
     class: "row" + (record.current ? "" : " old") + (record.id === state.selected ? " selected" : ""),
-    "data-id": record.id, tabindex: "0",
+    "data-id": record.id, tabindex: "0", "aria-selected": record.id === state.selected ? "true" : "false",
     onclick: () => openRecord(record.id),
     onkeydown: (event) => { if (event.key === "Enter") openRecord(record.id); },
   },
@@ -103,6 +128,9 @@ async function loadRecords(append) {
   const list = $("records");
   if (!append) list.replaceChildren();
   list.append(...data.items.map(recordRow));
+  if (!append && state.selected && state.listed && !data.items.some((r) => r.id === state.selected)) {
+    clearDetail(); // the record on show was one of the results and left them: do not keep it
+  }
   const shown = list.children.length;
   $("count").textContent = data.total === 0
     ? (data.project ? "No records match." : "No project yet: run agentctx init and use Claude Code.")
@@ -120,12 +148,41 @@ function field(label, value) {
 
 async function openRecord(id) {
   state.selected = id;
+  // Opened from the list (not from the graph, a chain or another view): it leaves with it.
+  state.listed = [...document.querySelectorAll("#records .row")].some((row) => row.dataset.id === id);
   for (const row of document.querySelectorAll(".row")) {
     row.classList.toggle("selected", row.dataset.id === id);
+    row.setAttribute("aria-selected", row.dataset.id === id ? "true" : "false");
   }
   if (state.view !== "records") { location.hash = "#records"; }
   const data = await api("/api/records/" + encodeURIComponent(id));
+  if (state.selected !== id) return; // another record was picked meanwhile
   renderDetail(data);
+  if (NARROW.matches) $("detail").scrollIntoView({ block: "start" });
+}
+
+function clearDetail() {
+  state.selected = null;
+  state.editing = false;
+  const box = $("detail");
+  box.classList.add("empty");
+  box.replaceChildren(el("p", { class: "muted" }, "Pick a record to see it in full."));
+}
+
+// How the audit trail names a changed field.
+const FIELD_NAMES = { title: "title", body: "body", confidence: "confidence",
+  reinforce_count: "reinforcement count", valid_from: "valid from", scope: "scope", key: "key" };
+
+function editLine(e, shorts) {
+  const what = (() => {
+    if (e.field === "pinned") return e.new_value === "1" ? "pinned" : "unpinned";
+    if (e.field === "superseded_by") return `superseded by ${shorts[e.new_value] || e.new_value}`;
+    if (e.field === "superseded_at") return "retired";
+    const name = FIELD_NAMES[e.field] || e.field.replace(/_/g, " ");
+    if (e.old_value === null || e.old_value === undefined) return `${name} set to “${clip(e.new_value, 60)}”`;
+    return `${name}: “${clip(e.old_value, 60)}” → “${clip(e.new_value, 60)}”`;
+  })();
+  return el("li", {}, time(e.changed_at), ` ${e.actor}: ${what}`);
 }
 
 function renderDetail(data) {
@@ -133,6 +190,7 @@ function renderDetail(data) {
   const box = $("detail");
   const status = r.current ? "current"
     : (r.superseded_by ? `superseded on ${day(r.superseded_at)}` : `retired on ${day(r.superseded_at)}`);
+  const shorts = Object.fromEntries(data.chain.map((v) => [v.id, v.short_id]));
   const chain = data.chain.length > 1 ? [
     el("h3", {}, "Chain (oldest first)"),
     el("ol", { class: "chain" }, data.chain.map((v) => el("li", {},
@@ -140,6 +198,7 @@ function renderDetail(data) {
       " ", el("span", { class: "muted" }, `${v.short_id} · ${day(v.valid_from)}`),
       v.rationale ? el("div", { class: "why" }, "↓ " + v.rationale) : null))),
   ] : [];
+  box.classList.remove("empty");
   box.replaceChildren(...[
     el("h2", { id: "detail-title" }, r.title),
     el("div", { class: "actions" },
@@ -148,7 +207,7 @@ function renderDetail(data) {
       r.archived ? el("span", { class: "badge" }, "archived") : null,
       data.possibly_stale.length ? el("span", { class: "badge stale" }, "possibly stale") : null),
     el("p", { class: "body" }, r.body || "(no body)"),
-    field("id", r.id), field("valid from", r.valid_from), field("recorded", r.recorded_at),
+    field("id", r.id), field("valid from", time(r.valid_from)), field("recorded", time(r.recorded_at)),
     field("source", r.source), field("session", r.session_id),
     data.retired_because ? field("retired because", data.retired_because) : null,
     data.files.length ? field("files", data.files.join(", ")) : null,
@@ -157,38 +216,62 @@ function renderDetail(data) {
       + " (agentctx verify resolves it)") : null,
     ...chain,
     data.edits.length ? el("h3", {}, "Audit trail") : null,
-    data.edits.length ? el("ul", {}, data.edits.map((e) =>
-      el("li", {}, `${day(e.changed_at)} ${e.actor}: ${e.field} → ${String(e.new_value ?? "").slice(0, 80)}`))) : null,
+    data.edits.length ? el("ul", { class: "edits" }, data.edits.map((e) => editLine(e, shorts))) : null,
     r.current && !r.archived ? actions(r) : null,
   ].filter(Boolean));
 }
 
+// Which form field a refusal is about (the first word it names); else it shows at the top.
+const FIELD_WORDS = [["rationale", "rationale"], ["why", "rationale"], ["title", "title"],
+  ["body", "body"]];
+
+// A write form: a heading, each field with its own error line below it, and the buttons. A
+// refusal shows beside the field it names (or at the top of the form), never in the page's
+// banner far from it.
+function writeForm(heading, inputs, submit, onSubmit, onCancel) {
+  const errors = {};
+  const top = el("p", { class: "field-error", "data-for": "" });
+  const rows = inputs.flatMap(([name, node]) => {
+    errors[name] = el("p", { class: "field-error", "data-for": name });
+    return [node, errors[name]];
+  });
+  const show = (message) => {
+    top.textContent = "";
+    for (const box of Object.values(errors)) box.textContent = "";
+    const lowered = String(message).toLowerCase();
+    const hit = FIELD_WORDS.find(([word, name]) => lowered.includes(word) && errors[name]);
+    (hit ? errors[hit[1]] : top).textContent = message;
+  };
+  return el("form", { class: "write", onsubmit: (e) => { e.preventDefault(); onSubmit(show); } },
+    el("strong", {}, heading), top, ...rows,
+    el("div", { class: "actions" }, el("button", { class: "primary", type: "submit" }, submit),
+      el("button", { type: "button", onclick: onCancel }, "Cancel")));
+}
+
 function actions(r) {
   const forms = el("div", {});
+  const cancel = () => { state.editing = false; forms.replaceChildren(); };
   const edit = () => {
     const title = el("input", { value: r.title, "aria-label": "Title" });
     const body = el("textarea", { "aria-label": "Body" });
     body.value = r.body;
-    forms.replaceChildren(el("form", { class: "write", onsubmit: (e) => {
-      e.preventDefault();
-      write(`/api/records/${r.id}/edit`, { title: title.value, body: body.value }, r.id);
-    } }, el("strong", {}, "Correct in place (the id is kept; old values are audited)"), title, body,
-    el("div", { class: "actions" }, el("button", { class: "primary", type: "submit" }, "Save"),
-      el("button", { type: "button", onclick: () => { state.editing = false; forms.replaceChildren(); } }, "Cancel"))));
+    forms.replaceChildren(writeForm("Correct in place (the id is kept; old values are audited)",
+      [["title", title], ["body", body]], "Save",
+      (show) => write(`/api/records/${r.id}/edit`, { title: title.value, body: body.value }, r.id, show),
+      cancel));
     state.editing = true;
   };
   const supersede = () => {
     const title = el("input", { placeholder: "New title (default: the same)", "aria-label": "New title" });
     const body = el("textarea", { placeholder: "What holds now", "aria-label": "New body", required: true });
     const why = el("input", { placeholder: "Why the old record no longer holds", "aria-label": "Rationale", required: true });
-    forms.replaceChildren(el("form", { class: "write", onsubmit: async (e) => {
-      e.preventDefault();
-      const data = await write(`/api/records/${r.id}/supersede`,
-        { title: title.value, body: body.value, rationale: why.value }, null);
-      if (data) openRecord(data.record.id);
-    } }, el("strong", {}, "Supersede with a new record (the old one stays in history)"), title, body, why,
-    el("div", { class: "actions" }, el("button", { class: "primary", type: "submit" }, "Supersede"),
-      el("button", { type: "button", onclick: () => { state.editing = false; forms.replaceChildren(); } }, "Cancel"))));
+    forms.replaceChildren(writeForm("Supersede with a new record (the old one stays in history)",
+      [["title", title], ["body", body], ["rationale", why]], "Supersede",
+      async (show) => {
+        const data = await write(`/api/records/${r.id}/supersede`,
+          { title: title.value, body: body.value, rationale: why.value }, null, show);
+        if (data) openRecord(data.record.id);
+      }, cancel));
     state.editing = true;
   };
   return el("div", {},
@@ -200,7 +283,9 @@ function actions(r) {
     forms);
 }
 
-async function write(path, body, reopen) {
+// A write through the API; a refusal goes to ``show`` (the form's own error lines) when given,
+// else to the page's banner.
+async function write(path, body, reopen, show) {
   try {
     const data = await post(path, body);
     state.editing = false;
@@ -209,7 +294,7 @@ async function write(path, body, reopen) {
     if (reopen) await openRecord(reopen);
     return data;
   } catch (error) {
-    showError(error.message);
+    if (show) show(error.message); else showError(error.message);
     return null;
   }
 }
@@ -220,9 +305,19 @@ async function loadGraph() {
   const data = await api("/api/graph", { project: state.project });
   const counts = { record: 0, file: 0 };
   for (const node of data.nodes) counts[node.kind] += 1;
+  const colors = window.AgentctxGraph.COLORS;
+  const types = [...new Set(data.nodes.filter((n) => n.kind === "record" && n.current).map((n) => n.type))];
+  const swatch = (color, cls) => {  // the colour set through CSSOM: the page's CSP allows no style attribute
+    const node = el("span", { class: "swatch" + (cls ? " " + cls : "") });
+    node.style.background = color;
+    return node;
+  };
   $("graph-legend").replaceChildren(
     el("span", {}, `${plural(counts.record, "record")}, ${plural(counts.file, "file")}, ${plural(data.edges.length, "link")}`),
-    el("span", {}, "— supersedes (newer → older)"), el("span", {}, "┄ applies to a file"));
+    ...types.map((t) => el("span", { class: "key" }, swatch(colors[t] || "#555"), t)),
+    el("span", { class: "key" }, swatch(colors.superseded), "superseded"),
+    counts.file ? el("span", { class: "key" }, swatch(colors.file, "file"), "file") : null,
+    el("span", {}, "→ supersedes (newer → older)"), el("span", {}, "┄ applies to a file"));
   window.AgentctxGraph.draw($("graph"), data, (node) => { if (node.kind === "record") openRecord(node.id); });
 }
 
@@ -265,7 +360,7 @@ function chart(days) {
     const h = ((height - bottom - 16) * d.tokens) / most;
     const bar = svg("rect", { class: "bar", x: left + i * step + 1, y: height - bottom - h,
       width: Math.max(1, step - 2), height: h });
-    bar.append(svg("title", {}, `${d.day}: ${d.tokens.toLocaleString()} tokens in ${d.injections} injections`));
+    bar.append(svg("title", {}, `${d.day}: ${plural(d.tokens, "token")} in ${plural(d.injections, "injection")}`));
     root.append(bar);
     if (i === 0 || i === days.length - 1 || days.length <= 10) {
       root.append(svg("text", { x: left + i * step, y: height - 6 }, d.day.slice(5)));
@@ -278,7 +373,7 @@ async function loadSessions() {
   const data = await api("/api/sessions", { project: state.project, limit: 50 });
   chart(data.days);
   const rows = data.items.map((s) => el("tr", {},
-    el("td", {}, s.session_id.slice(0, 12)), el("td", {}, s.started_at.slice(0, 16).replace("T", " ")),
+    el("td", { title: s.session_id }, s.session_id.slice(0, 8)), el("td", {}, time(s.started_at)),
     el("td", { class: "num" }, s.session_start_tokens.toLocaleString()),
     el("td", { class: "num" }, `${s.prompt_tokens.toLocaleString()} (${s.prompt_injections})`),
     el("td", { class: "num" }, s.records_injected),
@@ -287,7 +382,7 @@ async function loadSessions() {
     ? table([["session"], ["started"], ["SessionStart tokens", "num"], ["prompt tokens (injections)", "num"],
       ["records", "num"], ["extraction", "num"]], rows)
     : el("p", { class: "muted" }, "No sessions yet."),
-  el("p", { class: "muted" }, `${data.items.length} of ${data.total} sessions`));
+  el("p", { class: "muted" }, `${data.items.length} of ${plural(data.total, "session")}`));
 }
 
 async function loadDrift() {
@@ -355,7 +450,7 @@ async function start() {
     el("option", { value: p.id, selected: p.id === state.project }, `${p.name} (${p.records})`)));
   $("type").append(...status.types.map((t) => el("option", { value: t }, t)));
   $("order").replaceChildren(...status.orders.map((o) => el("option", { value: o }, o)));
-  $("project").addEventListener("change", () => { state.project = $("project").value; state.selected = null; show(state.view); });
+  $("project").addEventListener("change", () => { state.project = $("project").value; clearDetail(); show(state.view); });
   const reload = debounce(() => run(() => loadRecords(false)), 120);
   $("q").addEventListener("input", reload);
   for (const id of ["type", "state", "order", "pinned"]) $(id).addEventListener("change", reload);
