@@ -363,3 +363,36 @@ def test_the_drift_note_names_agents_md_where_that_is_the_memory_file(tmp_path: 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "CLAUDE.md").write_text("# Project\n", encoding="utf-8")
     assert digest.memory_file_name(str(tmp_path)) == "CLAUDE.md"
+
+
+def test_left_out_records_are_named_under_their_sections(db: Store, tmp_path: Path) -> None:
+    """What a memory file states is left out, with one line per file under the section the
+    records belong to; a record edited after the measurement is no longer taken as stated."""
+    from agentctx.context.already import fingerprint
+    from agentctx.store import memcoverage
+
+    root = tmp_path / "app"
+    root.mkdir()
+    claude_md = root / "CLAUDE.md"
+    claude_md.write_text("- Use gRPC.\n- Tests mirror the package.\n", encoding="utf-8")
+    project = Project("p1", "app", str(root), None)
+    grpc = _add(db, "decision", "Use gRPC", confidence="explicit")
+    kept = _add(db, "decision", "Feature flags are environment variables", confidence="explicit")
+    layout = _add(db, "convention", "Tests mirror the package", confidence="explicit")
+    found = claude_md.stat()
+    with db.write():
+        memcoverage.save(db, "p1", str(root),
+                         [["f", str(claude_md), found.st_size, found.st_mtime_ns]],
+                         {r.id: ("CLAUDE.md", fingerprint(r)) for r in (grpc, layout)})
+    text = digest.build(db, project, cfg=_cfg()).text
+    lines = text.split("\n")
+    decisions = lines[lines.index("## Decisions"):lines.index("## Conventions")]
+    assert decisions[-1] == "- 1 decision is left out: CLAUDE.md already states it."
+    assert len(decisions) == 3 and "Feature flags" in decisions[1]
+    assert lines[lines.index("## Conventions") + 1] == \
+        "- 1 convention is left out: CLAUDE.md already states it."
+    built = digest.build(db, project, cfg=_cfg())
+    assert dict(built.left_out) == {grpc.id: "CLAUDE.md", layout.id: "CLAUDE.md"}
+    assert kept.id in built.record_ids and grpc.id not in built.record_ids
+    records.update(db, grpc.id, title="Use gRPC between services")  # changed since measured
+    assert grpc.id in digest.build(db, project, cfg=_cfg()).record_ids

@@ -266,21 +266,24 @@ def _recent_changes(db: Store, candidates: Sequence[Record]) -> set[str]:
     return records.successors(db, recent) if recent else set()
 
 
-def _grouped(chosen: Sequence[tuple[str, str]]) -> list[str]:
-    """``(section, line)`` pairs in ranked order, as sections in :data:`HEADERS` order."""
+def _grouped(chosen: Sequence[tuple[str, str]], notes: Mapping[str, list[str]]) -> list[str]:
+    """``(section, line)`` pairs in ranked order, as sections in :data:`HEADERS` order, each
+    ending with its notes of what was left out."""
     lines: list[str] = []
     for section in (DECISIONS, CONVENTIONS):
         mine = [line for name, line in chosen if name == section]
-        if mine:
-            lines.extend([HEADERS[section], *mine])
+        if mine or notes.get(section):
+            lines.extend([HEADERS[section], *mine, *notes.get(section, [])])
     return lines
 
 
-def _choose(entries: Sequence[tuple[str, str]], room: int) -> list[tuple[str, str]]:
-    """The leading ``(section, line)`` entries that fit ``room`` with their sections' headers."""
+def _choose(entries: Sequence[tuple[str, str]], room: int,
+            opened: set[str]) -> list[tuple[str, str]]:
+    """The leading ``(section, line)`` entries that fit ``room`` with the headers of their
+    sections not ``opened`` yet."""
     chosen: list[tuple[str, str]] = []
     used = 0
-    opened: set[str] = set()
+    opened = set(opened)
     for section, line in entries:
         extra = len(line) + 1 + (0 if section in opened else len(HEADERS[section]) + 1)
         if used + extra > room:
@@ -289,14 +292,6 @@ def _choose(entries: Sequence[tuple[str, str]], room: int) -> list[tuple[str, st
         opened.add(section)
         chosen.append((section, line))
     return chosen
-
-
-def _with_notes(lines: list[str], notes: list[str]) -> list[str]:
-    """The decisions and conventions sections followed by the left-out notes (under the last
-    section, or a decisions header of their own)."""
-    if not notes:
-        return lines
-    return [*(lines or [HEADERS[DECISIONS]]), *notes]
 
 
 def _built(text: str, shown: Mapping[str, str], profile_ids: Sequence[str],
@@ -371,8 +366,11 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
 
     stated = memory_stated.load(db, project.id, folder)
     candidates, left = memory_stated.split(decision_records, stated)
-    notes = memory_stated.notes(left)
-    room -= _size(notes) + (len(HEADERS[DECISIONS]) + 1 if notes else 0)
+    notes = {section: memory_stated.notes([(r, where) for r, where in left
+                                           if SECTION_OF_TYPE.get(r.type) == section])
+             for section in (DECISIONS, CONVENTIONS)}
+    notes = {section: found for section, found in notes.items() if found}
+    room -= sum(_size(found) + len(HEADERS[section]) + 1 for section, found in notes.items())
     paths, kept_paths = pathcheck.named(db, folder, candidates)
     gone = pathcheck.check_many(folder, paths, kept_paths, budget=check_budget)
     candidates = ([r for r in candidates if r.id not in gone]
@@ -387,7 +385,7 @@ def build(db: Store, project: Project, *, rank: Rank | None = None,
                      gone=gone.get(record.id, ()))
         used += len(text) + 1
         entries.append((SECTION_OF_TYPE.get(record.type, DECISIONS), text))
-    decisions = _with_notes(_grouped(_choose(entries, max(0, room))), notes)
+    decisions = _grouped(_choose(entries, max(0, room), set(notes)), notes)
 
     body = [*profile, *decisions, *preferences, *drift]
     # A folder whose only fact is its own name (nothing recorded, nothing detected) gets nothing.
