@@ -36,10 +36,10 @@ def main() -> None:
     """Run the ``agentctx`` command line."""
     _drop_foreign_paths()
     if sys.argv[1:2] == ["hook"]:
-        from agentctx.hooks.dispatch import main as hook_main
+        from agentctx.hooks.dispatch import main as hook_main  # late: the hook path alone
 
         hook_main(sys.argv[2:])
-    from agentctx.cli import run_cli
+    from agentctx.cli import run_cli  # late: a hook never loads typer and the CLI
 
     run_cli()
 

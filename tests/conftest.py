@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +11,9 @@ import pytest
 from agentctx.ml.embedder import EmbeddingModel, forget_loaded, load_model
 from agentctx.store import Store
 from tests.support import tiny_model
+from tests.support.cli import run_cli, run_process
+
+__all__ = ["REPO", "SHARED", "run_cli", "run_process"]
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -52,14 +53,6 @@ def project_dir(tmp_path: Path) -> Path:
         '\tfetch = +refs/heads/*:refs/remotes/origin/*\n', encoding="utf-8")
     (root / "src").mkdir()
     return root
-
-
-def run_cli(*args: str, cwd: Path | None = None, stdin: str | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real ``agentctx`` command in a subprocess (the isolated environment applies)."""
-    return subprocess.run([sys.executable, "-m", "agentctx", *args], cwd=cwd, input=stdin,
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, **(env or {})})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

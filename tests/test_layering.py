@@ -8,6 +8,8 @@ The rules, in the same words as README.md:
     from its own floor or the floors below it. SQL only in agentctx/store; nothing heavy on the
     hook path: agentctx/hooks imports, of agentctx, only the core, the context package and the
     store; the core imports nothing above it, and the configuration never imports the store.
+    Outside the hook path (hooks, core, context, store), imports sit at the top of their module,
+    unless a "# late:" comment on the import says why it waits.
 
 "Heavy" third-party packages on the hook path are caught by the subprocess ``-X importtime``
 test in ``tests/hooks/test_import_hygiene.py``; this file checks what only the source can tell.
@@ -303,6 +305,64 @@ def test_imports_are_read_at_every_depth_but_type_checking() -> None:
     assert top == {"agentctx.core", "agentctx.core.config"}
 
 
+# The hook's hot path: the hooks and what they may import. An import there may wait inside the
+# function that needs it, to keep it off every other hook call.
+HOT_PATH = ("agentctx.hooks", *HOOK_PATH)
+# What a late import's statement carries: "# late:" and the reason (its measured cost, a cycle).
+LATE_REASON = re.compile(r"#\s*late:\s*\S")
+
+
+def unexplained_late_imports(name: str, source: str, tree: ast.Module) -> list[str]:
+    """The imports inside functions of a module off the hook path (:data:`HOT_PATH`) with no
+    ``# late: <why>`` comment on a line of their statement; imports under ``if TYPE_CHECKING:``
+    do not run and are left out."""
+    if any(within(name, package) for package in HOT_PATH):
+        return []
+    lines = source.splitlines()
+    found: list[str] = []
+
+    def visit(nodes: list[ast.stmt], in_function: bool) -> None:
+        for node in nodes:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                visit(node.orelse, in_function)
+                continue
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                statement = "\n".join(lines[node.lineno - 1:node.end_lineno or node.lineno])
+                if in_function and not LATE_REASON.search(statement):
+                    found.append(f"{name}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+                continue
+            nested = in_function or isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            for field in ("body", "handlers", "orelse", "finalbody"):
+                inner = getattr(node, field, None)
+                if isinstance(inner, list):
+                    visit(inner, nested)
+
+    visit(tree.body, False)
+    return found
+
+
+def test_imports_off_the_hook_path_are_at_the_top_or_say_why_they_wait() -> None:
+    found = [late for name, (path, tree) in ALL.items()
+             for late in unexplained_late_imports(name, path.read_text(encoding="utf-8"), tree)]
+    assert not found, "imports inside functions without a '# late: <why>':\n" + "\n".join(found)
+
+
+def test_the_late_import_check_catches_an_import_without_a_reason() -> None:
+    source = ("import os\n"
+              "def a():\n    import json\n"
+              "def b():\n    import csv  # late: 2 ms at every CLI start\n"
+              "def c():\n    from agentctx.store import (  # late: a cycle\n        Store,\n    )\n"
+              "def d():\n    try:\n        from agentctx.core import config\n"
+              "    finally:\n        pass\n"
+              "def e():\n    if TYPE_CHECKING:\n        import typing\n")
+    tree = ast.parse(source)
+    assert unexplained_late_imports("agentctx.ops.stray", source, tree) == [
+        "agentctx.ops.stray:3: import json",
+        "agentctx.ops.stray:12: from agentctx.core import config"]
+    assert unexplained_late_imports("agentctx.store.stray", source, tree) == []
+    assert unexplained_late_imports("agentctx.hooks.stray", source, tree) == []
+
+
 def test_hooks_import_only_the_core_the_context_and_the_store() -> None:
     reached: dict[str, str] = {}
     waiting = [name for name in ALL if within(name, "agentctx.hooks")]
@@ -435,6 +495,7 @@ def test_the_name_check_catches_a_clash() -> None:
 
 def test_the_readme_states_the_rules() -> None:
     rule = " ".join((__doc__ or "").split())
-    start, end = rule.index("Floors, top to bottom"), rule.index("never imports the store.")
+    last = "says why it waits."
+    start, end = rule.index("Floors, top to bottom"), rule.index(last)
     text = " ".join((PACKAGE.parent / "README.md").read_text(encoding="utf-8").split())
-    assert rule[start:end + len("never imports the store.")] in text
+    assert rule[start:end + len(last)] in text

@@ -19,7 +19,7 @@ from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store.errors import AmbiguousId
 from tests.support.cli import invoke
-from tests.tui.conftest import Demo, demo_store  # noqa: F401  (a fixture)
+from tests.tui.conftest import Demo, demo_built, demo_store  # noqa: F401  (fixtures)
 
 # A record id or a prefix of one as a surface prints it (Crockford base 32, upper case).
 ID = re.compile(r"(?<![0-9A-Z])01[0-9A-HJKMNP-TV-Z]{6,24}(?![0-9A-Z])")

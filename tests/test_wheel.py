@@ -176,7 +176,7 @@ def test_the_wheel_installs_clean_and_works(tmp_path: Path) -> None:
     checks = {check["name"]: check for check in json.loads(doctor.stdout)["checks"]}
     for name in ("hooks", "mcp", "hook latency", "store"):
         assert checks[name]["status"] == "ok", checks[name]
-    assert str(venv_bin / "agentctx") in checks["mcp"]["detail"]
+    assert f"{venv_bin / 'python'} -I -m agentctx mcp" in checks["mcp"]["detail"]
 
     # package data at work: the benchmark data and the model-free demo
     bench = _run(venv_bin, "bench", "coding", "--held-out-only", "--no-hybrid", "--json",

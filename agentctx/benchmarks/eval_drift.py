@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -32,6 +33,7 @@ from typing import Any, NamedTuple
 
 from agentctx.benchmarks.metrics import wilson_interval
 from agentctx.drift.coverage import DEFAULT, Embedder, Params
+from agentctx.drift.scanner import CONTRADICTED, MISSING, STALE, scan
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store import records as rec
@@ -216,9 +218,6 @@ class Outcome(NamedTuple):
 def evaluate(fixture: Fixture, *, params: Params = DEFAULT, encoder: Embedder | None = None,
              work: Path | None = None) -> Outcome:
     """Load ``fixture`` into a fresh store, scan its memory files and compare with its labels."""
-    import time
-
-    from agentctx.drift.scanner import CONTRADICTED, MISSING, STALE, scan
 
     with tempfile.TemporaryDirectory(dir=work, ignore_cleanup_errors=True) as folder, \
             Store.open(Path(folder) / "drift.db") as db:

@@ -14,7 +14,7 @@ For each question a fresh store is built from its haystack. The mapping of a tur
 
 Configurations: (a) the per-turn hook (what it injects: at most 3 records over the relevance
 threshold; no session dedup), the keyword search alone, (b) hybrid ``ctx_search`` with the
-embedding model, (c) the plain FTS5 baseline of :mod:`agentctx.store.fts_baseline` over the
+embedding model, (c) the plain FTS5 baseline of :mod:`agentctx.benchmarks.fts_baseline` over the
 same cut turns. Metrics over answerable questions: session-level recall_any@k (any of the first k
 records comes from an evidence session) and turn-level recall@k (share of the ``has_answer`` turns
 among the first k; questions without such turns are left out of that mean). Abstention questions
@@ -31,14 +31,15 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from agentctx.benchmarks import metrics, retrieval, tables
+from agentctx.benchmarks.fts_baseline import Fts5Baseline
 from agentctx.context import judgement
 from agentctx.core import config
+from agentctx.core.budget import estimate_tokens
 from agentctx.core.ids import to_iso
 from agentctx.store import projects, records
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
-from agentctx.store.fts_baseline import Fts5Baseline
-from agentctx.store.models import Draft
+from agentctx.store.models import Draft, Hit
 
 SUBSET_NAME = "longmemeval_s_subset.json"
 TITLE_CHARS = 100
@@ -336,9 +337,6 @@ def _scored(question: Question, cfg: config.Config,
 def _composed_tokens(db: Store, ingested: Ingested, turn_keys: Sequence[str],
                      cfg: config.Config) -> int:
     """Tokens of ``turn_keys``' records injected in full as the hook composes them."""
-    from agentctx.core.budget import estimate_tokens
-    from agentctx.store.models import Hit
-
     ids = {key: record_id for record_id, key in ingested.keys.items()}
     hits = [Hit(records.get(db, ids[key]), 1.0, 1.0, ()) for key in turn_keys if key in ids]
     text, _full, _pointers = judgement.compose(hits, PROJECT_NAME, judgement.settings(cfg))

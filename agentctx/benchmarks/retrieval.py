@@ -24,11 +24,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
+from agentctx.consolidate.run import consolidate as run_consolidation
 from agentctx.context import judgement
 from agentctx.core import budget, config
-from agentctx.ml.embedder import query_text
+from agentctx.core.ids import NOW_ENV, to_iso
+from agentctx.ml.embedder import embedding_text, load_model, query_text
+from agentctx.store import vectors
 from agentctx.store.db import Store
-from agentctx.store.models import Hit
+from agentctx.store.hybrid import MIN_COSINE, VectorIndex, hybrid_search
+from agentctx.store.models import Hit, project_scope
 from agentctx.store.search import Query, search
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -79,8 +83,6 @@ def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
 def clock_at(moment: datetime | None) -> Iterator[None]:
     """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
     for ``None``), as a user asking on that day would see it."""
-    from agentctx.core.ids import NOW_ENV, to_iso
-
     if moment is None:
         yield
         return
@@ -134,11 +136,6 @@ def load_embedder(model_path: str | None, cfg: config.Config) -> Embedder | Unav
     Never downloads: a hub model that is not in ``<home>/models`` yet is reported unavailable
     with the command that fetches it.
     """
-    try:
-        from agentctx.ml.embedder import load_model
-        from agentctx.store.hybrid import hybrid_search  # noqa: F401  (must exist too)
-    except Exception as exc:
-        return Unavailable(f"hybrid search is not available: {type(exc).__name__}: {exc}")
     if model_path and not Path(model_path).expanduser().is_dir():
         return Unavailable(f"model folder {model_path} does not exist")
     value = cfg.get_str("embed_model")
@@ -170,15 +167,10 @@ def consolidate(db: Store, embedder: Embedder | None, cfg: config.Config) -> Con
     It embeds every pending record (when there is a model), scans near-duplicates (never merging:
     no judge), updates scores and rebuilds digests. ``archive_after_days`` is at its maximum in
     :func:`bench_config`, so every superseded version stays searchable for the supersession
-    check. When consolidation cannot run (another run holds its lock, or the module is missing),
-    pending records are embedded the same way it would.
+    check. When consolidation cannot run (another run holds its lock), pending records are
+    embedded the same way it would.
     """
     model = embedder.model if embedder is not None else None
-    try:
-        from agentctx.consolidate.run import consolidate as run_consolidation
-    except Exception as exc:
-        return Consolidated(f"consolidation unavailable ({type(exc).__name__}), embedded "
-                            "directly", embed_pending(db, model) if model is not None else 0)
     report = run_consolidation(db, cfg=cfg, embeddings=model is not None, model=model,
                                judge=None, time_limit_s=CONSOLIDATE_TIME_LIMIT_S)
     if report.skipped:
@@ -203,9 +195,6 @@ def _semantic_note(query_model: str, cfg: config.Config) -> str:
 
 def embed_pending(db: Store, model: Any, *, batch: int = 1000) -> int:
     """Embed every record waiting for an embedding, as consolidation does; returns how many."""
-    from agentctx.ml.embedder import embedding_text
-    from agentctx.store import vectors
-
     done = 0
     after = 0
     while True:
@@ -225,8 +214,6 @@ class HybridSearcher:
     """
 
     def __init__(self, db: Store, embedder: Embedder) -> None:
-        from agentctx.store.hybrid import VectorIndex
-
         self.db = db
         self.model = embedder.model
         self.index: VectorIndex = VectorIndex.load(db, self.model.name, self.model.dim)
@@ -234,8 +221,6 @@ class HybridSearcher:
     def search(self, text: str, project_id: str, *, limit: int = 10,
                include_superseded: bool = False) -> list[Hit]:
         """Hybrid hits for ``text`` (the query is embedded on each call, as the server does)."""
-        from agentctx.store.hybrid import MIN_COSINE, hybrid_search, project_scope
-
         query = Query(text=text, project_id=project_id, limit=limit,
                       include_superseded=include_superseded)
         vector = self.model.encode([query_text(text)])[0]
@@ -251,8 +236,6 @@ class HybridSearcher:
 
     def top_cosine(self, text: str, project_id: str) -> float | None:
         """The best cosine between ``text`` and any record of the project (``None``: no vectors)."""
-        from agentctx.store.hybrid import project_scope
-
         vector = self.model.encode([query_text(text)])[0]
         found = self.index.nearest(vector, project_ids=project_scope(project_id, True), limit=1)
         return found[0][1] if found else None

@@ -6,14 +6,34 @@ non-zero exit, never a traceback (details go to ``<home>/logs/cli.log``).
 
 from __future__ import annotations
 
-import os
 import sys
 import traceback
 
 import typer
 
 from agentctx import __version__
+from agentctx.cli import (
+    admin,
+    bench,
+    consolidate,
+    extract,
+    hooks,
+    install,
+    mcp,
+    profile,
+    records,
+    sync,
+    team,
+    verify,
+    web,
+    why,
+)
 from agentctx.cli.common import CliError
+from agentctx.cli.helptext import readable
+from agentctx.core import logfile
+from agentctx.core.config import ConfigError
+from agentctx.core.redact import redact
+from agentctx.store.errors import StoreError
 
 app = typer.Typer(
     name="agentctx",
@@ -38,42 +58,22 @@ def _main(version: bool = typer.Option(False, "--version", callback=_version, is
     """agentctx keeps a structured model of what is being built, for Claude Code."""
 
 
+_registered: list[bool] = []
+
+
 def _register() -> None:
-    from agentctx.cli import admin, hooks, install, mcp, records
-
-    records.register(app)
-    admin.register(app)
-    mcp.register(app)
-    install.register(app)
-    hooks.register(app)
-    from agentctx.cli import consolidate, profile
-
-    consolidate.register(app)
-    profile.register(app)
-    from agentctx.cli import extract
-    extract.register(app)
-    from agentctx.cli import bench
-    bench.register(app)
-    from agentctx.cli import sync
-    sync.register(app)
-    from agentctx.cli import team
-    team.register(app)
-    from agentctx.cli import web
-    web.register(app)
-    from agentctx.cli import why
-    why.register(app)
-    from agentctx.cli import verify
-    verify.register(app)
-    from agentctx.cli.helptext import readable
+    """Add every area's commands to :data:`app`, once per process."""
+    if _registered:
+        return
+    _registered.append(True)
+    for area in (records, admin, mcp, install, hooks, consolidate, profile, extract, bench, sync,
+                 team, web, why, verify):
+        area.register(app)
     readable(app)
 
 
 def run_cli(argv: list[str] | None = None) -> None:
     """Run the CLI; turn every expected error into one line and an exit code."""
-    from agentctx.core.config import ConfigError
-    from agentctx.core.redact import redact
-    from agentctx.store.errors import StoreError
-
     _register()
     try:
         app(args=argv, standalone_mode=True)
@@ -99,13 +99,4 @@ def run_cli(argv: list[str] | None = None) -> None:
 
 
 def _log_crash() -> None:
-    try:
-        from agentctx.core import config
-        from agentctx.core.redact import redact
-
-        logs = config.ensure_home() / "logs"
-        fd = os.open(logs / "cli.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with open(fd, "a", encoding="utf-8") as handle:
-            handle.write(redact(traceback.format_exc()) + "\n")
-    except OSError:
-        pass
+    logfile.append("cli.log", traceback.format_exc())

@@ -11,7 +11,9 @@ from typing import Any, NoReturn
 
 import typer
 
+from agentctx import team
 from agentctx.core import config
+from agentctx.core.ids import parse_time
 from agentctx.store import Store
 from agentctx.store import projects as proj
 from agentctx.store.models import Project
@@ -46,7 +48,6 @@ def check_date(option: str, value: str | None) -> str | None:
     command stops with one line naming ``option`` (before anything is read or written)."""
     if value is None:
         return None
-    from agentctx.core.ids import parse_time
 
     try:
         parse_time(value)
@@ -65,8 +66,6 @@ def current_project(db: Store, ref: str | None) -> Project:
 def keep_team_file(db: Store, project: Project) -> None:
     """After a write: bring the working folder's team file in step (projects that keep one);
     a problem is one note on stderr, never a failed command."""
-    from agentctx import team
-
     result = team.after_write(db, project, os.getcwd())
     if result is not None and result.problem:
         typer.echo(f"note: {result.problem}", err=True)

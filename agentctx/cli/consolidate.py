@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import typer
 
-from agentctx.cli.common import JsonOption, ProjectOption, open_store, print_json
+from agentctx.cli.common import (
+    JsonOption,
+    ProjectOption,
+    current_project,
+    open_store,
+    print_json,
+)
 from agentctx.cli.render import plural
 from agentctx.consolidate.run import Report, consolidate
 
@@ -30,13 +38,10 @@ def consolidate_cmd(
     Without --project every project is consolidated. Time-boxed; only one run at a time; a run
     that is stopped or killed loses nothing: the next one picks up the rest.
     """
-    _log_to_stderr()
     progress = None if quiet or json_out else (lambda line: typer.echo(f"  {line}", err=True))
-    with open_store() as db:
+    with _warnings_to_stderr(), open_store() as db:
         scope = None
         if project:
-            from agentctx.cli.common import current_project
-
             scope = [current_project(db, project).id]
         report = consolidate(db, project_ids=scope, embeddings=not no_embeddings,
                              time_limit_s=time_limit, batch_size=batch_size, progress=progress)
@@ -76,14 +81,18 @@ def summary(report: Report) -> list[str]:
     return lines
 
 
-def _log_to_stderr() -> None:
+@contextmanager
+def _warnings_to_stderr() -> Iterator[None]:
+    """agentctx's warnings (a model that cannot load, say) go to stderr while the command runs."""
     logger = logging.getLogger("agentctx")
-    if not any(getattr(h, "_agentctx_cli", False) for h in logger.handlers):
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(message)s"))
-        handler.setLevel(logging.WARNING)
-        handler._agentctx_cli = True  # type: ignore[attr-defined]
-        logger.addHandler(handler)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,8 @@
-"""``agentctx extract``: LLM extraction of a session transcript, or a backfill of old ones."""
+"""``agentctx extract``: LLM extraction of a session transcript, or a backfill of old ones.
+
+The extraction modules load when the command runs: their pydantic schemas would cost every other
+command about 75 ms of start-up.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +23,14 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.core import config
-from agentctx.extract.run import Outcome, Request, describe, log, run
+from agentctx.core.ids import parse_time
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from agentctx.extract.apply import Action
+    from agentctx.extract.run import Outcome
 
 WATCHDOG_GRACE_S = 15
 
@@ -63,17 +74,19 @@ def extract_cmd(
         fail("give --session-id and/or --transcript (or --backfill)")
     if transcript is not None and not transcript.is_file():
         fail(f"no transcript at {transcript}")
+    from agentctx.extract import run as extraction  # late: 75 ms at every CLI start (pydantic)
+
     if not dry_run:
-        _watchdog(session_id)
-    outcome = run(Request(session_id=session_id,
-                          transcript=str(transcript.resolve()) if transcript else None,
-                          min_new_tokens=min_new_tokens, dry_run=dry_run))
-    _report(outcome, json_out, dry_run)
+        _watchdog(session_id, extraction.log)
+    outcome = extraction.run(extraction.Request(
+        session_id=session_id, transcript=str(transcript.resolve()) if transcript else None,
+        min_new_tokens=min_new_tokens, dry_run=dry_run))
+    _report(outcome, json_out, dry_run, extraction.describe)
     if outcome.status == "failed":
         fail(f"extraction failed: {outcome.reason}")
 
 
-def _watchdog(session_id: str | None) -> None:
+def _watchdog(session_id: str | None, log: Callable[[str, str | None], None]) -> None:
     """End the process if it outlives its time limit (a stuck connection, a hung thread)."""
     try:
         limit = config.Config.load().get_int("llm_time_limit_s")
@@ -90,7 +103,8 @@ def _watchdog(session_id: str | None) -> None:
     timer.start()
 
 
-def _report(outcome: Outcome, json_out: bool, dry_run: bool) -> None:
+def _report(outcome: Outcome, json_out: bool, dry_run: bool,
+            describe: Callable[[Sequence[Action]], list[str]]) -> None:
     if json_out:
         print_json(_as_dict(outcome))
         return
@@ -134,9 +148,8 @@ def _as_dict(outcome: Outcome) -> dict[str, object]:
 
 
 def _backfill(since: str | None, yes: bool, project_ref: str | None, json_out: bool) -> None:
-    from agentctx.core.ids import parse_time
-    from agentctx.extract import backfill
-    from agentctx.ml.llm import api_key_from_env
+    from agentctx.extract import backfill  # late: 75 ms at every CLI start (pydantic)
+    from agentctx.ml.llm import api_key_from_env  # late: 40 ms at every CLI start (pydantic)
 
     if since:
         try:

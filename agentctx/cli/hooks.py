@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from agentctx import drift
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -22,9 +23,15 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.context import already, judgement
+from agentctx.context.injection import gone_note
+from agentctx.context.judgement import CUT, INJECT, OUTCOMES, POINTER, STATED
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
-from agentctx.store import projects
+from agentctx.hooks.event import log_problem
+from agentctx.ops import finish
+from agentctx.store import projects, sessions
+from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -67,11 +74,6 @@ def preview(
     """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
     pointer — and why each candidate was or was not (probability, relevance, matched words,
     cosine, already in CLAUDE.md, paths gone). Injects and records nothing."""
-    from agentctx import drift  # late: every CLI start registers this module
-    from agentctx.context import already, judgement
-    from agentctx.store import records as rec
-    from agentctx.store import sessions
-
     if not prompt.strip():
         fail("the prompt is empty: pass the text you would type in Claude Code")
     knobs = judgement.settings(config.Config.load())
@@ -124,9 +126,6 @@ def preview(
 
 def _why(verdict: Verdict, left: dict[str, str], gone: dict[str, list[str]]) -> str:
     """Why a candidate was or was not injected, in words."""
-    from agentctx.context.injection import gone_note
-    from agentctx.context.judgement import OUTCOMES, STATED
-
     record_id = verdict.hit.record.id
     if verdict.outcome == STATED and record_id in left:
         return f"already in {left[record_id]}"
@@ -137,8 +136,6 @@ def _why(verdict: Verdict, left: dict[str, str], gone: dict[str, list[str]]) -> 
 def _listed(verdicts: list[Verdict], limit: int) -> list[Verdict]:
     """Every candidate shown (or cut for room, or left out as already stated), then up to
     ``limit`` of the others."""
-    from agentctx.context.judgement import CUT, INJECT, POINTER, STATED
-
     chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT, STATED)]
     others = [v for v in verdicts if v.outcome not in (INJECT, POINTER, CUT, STATED)]
     return chosen + others[:limit]
@@ -188,9 +185,6 @@ def finish_session(
     transcript: str | None = typer.Option(None, "--transcript", help="Session transcript path."),
 ) -> None:
     """Final extraction of a session, then consolidation (spawned by the SessionEnd hook)."""
-    from agentctx.hooks.event import log_problem
-    from agentctx.ops import finish
-
     def problem(message: str) -> None:
         log_problem(finish.LOG_EVENT, session_id, message)
 

@@ -9,10 +9,26 @@ from pathlib import Path
 
 import typer
 
-from agentctx.cli.common import JsonOption, YesOption, fail, print_json
-from agentctx.core import config
-from agentctx.install import InstallError, Step
+from agentctx import team
+from agentctx.cli.common import JsonOption, YesOption, fail, keep_team_file, print_json
+from agentctx.core import config, gitinfo
+from agentctx.drift import automemory
+from agentctx.install import (
+    InstallError,
+    Step,
+    apply_init,
+    apply_uninstall,
+    entries,
+    plan_init,
+    plan_uninstall,
+    plugin,
+    preflight,
+)
 from agentctx.install import jsonfile as jf
+from agentctx.ml import embedder
+from agentctx.store import Store
+from agentctx.store import projects as proj
+from agentctx.team import claude_memory, worktree_of
 
 HOME_MARKERS = (config.DB_NAME, config.CONFIG_NAME, "install", "logs", "models")
 
@@ -56,16 +72,10 @@ def init(
                                             "memory (read only; offered in a terminal)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
-    from agentctx.install import apply_init, plan_init, preflight
-
     if scope not in ("user", "project"):
         fail(f"--scope takes user or project, not {scope!r}")
-    if team_file:
-        from agentctx.team import worktree_of
-
-        if worktree_of(os.getcwd()) is None:
-            fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was "
-                 "changed")
+    if team_file and worktree_of(os.getcwd()) is None:
+        fail(f"--team needs a git repository, and {os.getcwd()} is in none; nothing was changed")
     if download_model and no_embeddings:
         fail("--download-model and --no-embeddings contradict each other; pick one")
     if _plugin_registers(scope, dry_run, no_llm, no_embeddings):
@@ -121,10 +131,6 @@ def init(
 def _offer_memory_import(asked: bool) -> None:
     """Offer to import this folder's project's Claude Code auto memory (``--claude-memory``
     imports it without asking; without a terminal, one line says how)."""
-    from agentctx.core import gitinfo  # late: every CLI start registers this module
-    from agentctx.drift import automemory
-    from agentctx.team import claude_memory
-
     root = gitinfo.identify(os.getcwd()).root
     found = claude_memory.items(automemory.state(root).folder)
     if not found:
@@ -138,10 +144,6 @@ def _offer_memory_import(asked: bool) -> None:
             return
         if not typer.confirm(question, default=True):
             return
-    from agentctx.cli.common import keep_team_file
-    from agentctx.store import Store
-    from agentctx.store import projects as proj
-
     with Store.open() as db:
         project = proj.resolve(db, os.getcwd()).project
         report = claude_memory.import_memory(db, project)
@@ -152,10 +154,6 @@ def _offer_memory_import(asked: bool) -> None:
 
 
 def _team_on() -> None:
-    from agentctx import team
-    from agentctx.store import Store
-    from agentctx.store import projects as proj
-
     with Store.open() as db:
         project = proj.resolve(db, os.getcwd()).project
         result = team.turn_on(db, project, os.getcwd())
@@ -174,7 +172,6 @@ def _prepare_home(no_llm: bool, no_embeddings: bool) -> Path:
         config.set_value("llm", "off")
     if no_embeddings:
         config.set_value("embeddings", "off")
-    from agentctx.store import Store
 
     Store.open().close()  # creates or upgrades the store now, not in the first hook
     return home
@@ -184,8 +181,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
     """When the agentctx plugin is enabled here, say so and only prepare the home: the plugin
     already registers the hooks and the MCP server, and a second copy would run every hook
     twice. Returns whether it was."""
-    from agentctx.install import entries, jsonfile, plugin
-
     enabled = plugin.enabled_plugins()
     if not enabled:
         return False
@@ -194,7 +189,7 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
                "nothing to register")
     for path in plugin.settings_files():
         try:
-            ours = entries.has_ours("settings", jsonfile.load(path).data)
+            ours = entries.has_ours("settings", jf.load(path).data)
         except InstallError:
             continue
         if ours:
@@ -210,8 +205,6 @@ def _plugin_registers(scope: str, dry_run: bool, no_llm: bool, no_embeddings: bo
 
 
 def _download_model() -> None:
-    from agentctx.ml import embedder
-
     typer.echo("downloading the embedding model (one time) …")
     try:
         folder = embedder.download_model(config.Config.load())
@@ -242,8 +235,6 @@ def uninstall(
     dry_run: bool = typer.Option(False, "--dry-run", help="Show the changes, write nothing."),
 ) -> None:
     """Remove exactly what 'agentctx init' added; --purge also deletes the home."""
-    from agentctx.install import apply_uninstall, plan_uninstall
-
     try:
         plan = plan_uninstall()
     except InstallError as exc:
@@ -293,7 +284,7 @@ def doctor(
                                help="Skip the MCP handshake and the hook latency measurement."),
 ) -> None:
     """Check the installation, one line per check (ok / warn / fail) with the fix."""
-    from agentctx.ops import doctor as checks
+    from agentctx.ops import doctor as checks  # late: 3 ms at every CLI start
 
     results = checks.run_checks(probe=not quick, latency_runs=0 if quick else checks.LATENCY_RUNS)
     failed = any(check.status == checks.FAIL for check in results)

@@ -17,7 +17,7 @@ def mcp_command() -> None:
         typer.echo("agentctx mcp speaks MCP (JSON-RPC) on stdin/stdout and is meant to be started "
                    "by Claude Code: claude mcp add --scope user agentctx -- agentctx mcp "
                    "(Ctrl-C to stop)", err=True)
-    from agentctx.mcpserver.app import run
+    from agentctx.mcpserver.app import run  # late: the MCP SDK costs 0.6 s at every CLI start
 
     run()
 

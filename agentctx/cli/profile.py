@@ -13,6 +13,7 @@ from typing import Any
 import typer
 
 from agentctx.cli.common import JsonOption, YesOption, fail, is_tty, open_store, print_json
+from agentctx.cli.records import edit_in_editor
 from agentctx.core import config
 from agentctx.store import records as rec
 from agentctx.store import upkeep
@@ -103,8 +104,6 @@ def edit(
         if not record.current:
             fail(f"{record.id} is no longer current; edit its successor instead")
         if title is None and body is None and confidence is None:
-            from agentctx.cli.records import edit_in_editor
-
             title, body = edit_in_editor(record.title, record.body, record.id)
             if title == record.title and body == record.body:
                 typer.echo("no change")

@@ -21,10 +21,16 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.core import config
+from agentctx.core.gitinfo import find_repo
+from agentctx.ops.edit_text import EditorError
+from agentctx.ops.edit_text import edit_in_editor as run_editor
 from agentctx.store import chains, details, graph
+from agentctx.store import projects as proj
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.db import Store
+from agentctx.store.errors import NotFound
+from agentctx.store.hybrid import search_stored
 from agentctx.store.models import RECORD_TYPES, Draft, Project
 from agentctx.store.projects import of_folder
 
@@ -144,8 +150,6 @@ def search(
         if keyword:
             hits, mode = srch.search(db, request), "keyword (--keyword)"
         else:
-            from agentctx.store.hybrid import search_stored
-
             hits, mode = search_stored(db, request)
         shorts = rec.short_ids(db, [h.record.id for h in hits])
         if json_out:
@@ -193,9 +197,6 @@ def edit(
 
 def edit_in_editor(title: str, body: str, record_id: str) -> tuple[str, str]:
     """Edit a record's title and body in ``$EDITOR``; one clear line when that fails."""
-    from agentctx.ops.edit_text import EditorError
-    from agentctx.ops.edit_text import edit_in_editor as run_editor
-
     try:
         return run_editor(title, body, record_id)
     except EditorError as exc:
@@ -286,17 +287,12 @@ def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
 def _say_new_project(project: Project) -> None:
     """One note when a record made its folder's project: its name and root, and whether the
     folder is in a git repository (a project outside one is named after the folder)."""
-    from agentctx.core.gitinfo import find_repo
-
     where = "" if find_repo(project.root) else " (no git repository here: named after the folder)"
     typer.echo(f"note: new project {project.name} for {project.root}{where}; "
                "'agentctx projects merge' moves its records into another", err=True)
 
 
 def _keep_team_file_of(db: Store, project_id: str) -> None:
-    from agentctx.store import projects as proj
-    from agentctx.store.errors import NotFound
-
     try:
         project = proj.get(db, project_id)
     except NotFound:  # the global profile: no team file

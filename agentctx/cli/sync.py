@@ -18,6 +18,7 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.cli.render import plural
+from agentctx.drift import loaded
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
@@ -178,8 +179,6 @@ def _apply(db: Store, found: drift.Proposal, encoder: drift.Embedder | None) -> 
 def _measure_stated(db: Store, project: Project, encoder: drift.Embedder | None) -> None:
     """What this folder's memory files now state, for the hooks to leave out (as
     consolidation measures it)."""
-    from agentctx.drift import loaded
-
     loaded.refresh(db, project, drift.project_folder(db, project, os.getcwd()), encoder=encoder)
 
 

@@ -4,6 +4,7 @@ Code's auto memory)."""
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +22,12 @@ from agentctx.cli.common import (
 )
 from agentctx.cli.render import plural
 from agentctx.core import safeio
+from agentctx.store import projects as proj
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord, StoreError
 from agentctx.store.models import Project
-from agentctx.team import fileio
+from agentctx.team import backupfile, claude_memory, fileio
+from agentctx.team.backupfile import FORMATS
 
 TEAM_FILE_MAX = safeio.SHARED_FILE_MAX
 BACKUP_MAX = 4_000_000_000  # a whole store as JSON: read only when it is a regular file
@@ -78,8 +81,6 @@ def team_off() -> None:
 
 
 def _status_dict(state: team.TeamStatus) -> dict[str, Any]:
-    from dataclasses import asdict
-
     return asdict(state)
 
 
@@ -112,8 +113,6 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
     """Import what the team file holds that the store lacks, then rewrite it if it changed."""
     folder = str(cwd or os.getcwd())
     with open_store() as db:
-        from agentctx.store import projects as proj
-
         project = proj.resolve(db, folder).project
         result = team.sync(db, project, folder)
     if result.skipped:
@@ -127,8 +126,6 @@ def team_sync(cwd: Path | None = typer.Option(None, "--cwd",
 
 
 def _format_of(path: Path, given: str | None) -> str:
-    from agentctx.team.backupfile import FORMATS
-
     if given is not None:
         if given not in FORMATS:
             fail(f"--format takes {', '.join(FORMATS)}, not {given!r}")
@@ -189,8 +186,6 @@ def import_cmd(
 
 
 def _import_team_file(path: Path, text: str, project: str | None, json_out: bool) -> None:
-    from dataclasses import asdict
-
     with open_store() as db:
         target = _project_here(db, project)
         try:
@@ -222,7 +217,6 @@ def _import_team_file(path: Path, text: str, project: str | None, json_out: bool
 
 
 def _import_claude_memory(project: str | None, json_out: bool) -> None:
-    from agentctx.team import claude_memory  # late: every CLI start registers this module
 
     with open_store() as db:
         target = _project_here(db, project)
@@ -239,8 +233,6 @@ def _import_claude_memory(project: str | None, json_out: bool) -> None:
 
 
 def _import_backup(path: Path, text: str, kind: str, json_out: bool) -> None:
-    from agentctx.team import backupfile
-
     try:
         rows = backupfile.read_jsonl(text) if kind == "jsonl" else backupfile.read_json(text)
     except backupfile.BackupError as exc:

@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 
+from agentctx import drift
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -25,6 +26,7 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
+from agentctx.consolidate.truth import check_paths
 from agentctx.context.injection import gone_note
 from agentctx.store import pathstate
 from agentctx.store import records as rec
@@ -53,9 +55,6 @@ def verify(
         fail("--why, --body and --title go with --supersede")
     if supersede and not (why and why.strip()):
         fail("--supersede needs --why: say why the record no longer holds")
-    from agentctx import drift  # late: every CLI start registers this module
-    from agentctx.consolidate.truth import check_paths
-
     with open_store() as db:
         target = current_project(db, project)
         root = str(drift.project_folder(db, target, os.getcwd()))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import sys
+import webbrowser
 
 import typer
 
@@ -32,7 +33,7 @@ def web(
 ) -> None:
     """Serve the local web view on 127.0.0.1 until Ctrl-C: search, chains and file graph,
     profile, sessions and token cost, drift; pin, edit and supersede records."""
-    from agentctx.web import server as web_server
+    from agentctx.web import server as web_server  # late: 13 ms at every CLI start (http, ssl)
 
     with open_store() as db:
         project_id = current_project(db, project).id
@@ -49,8 +50,6 @@ def web(
                    f"`ssh -L {running.port}:127.0.0.1:{running.port} {socket.gethostname()}` "
                    f"and open {running.url}")
     if not (no_open or remote or not has_display()):
-        import webbrowser
-
         webbrowser.open(running.url)
     web_server.serve(running)
     typer.echo("agentctx web: stopped")

@@ -41,14 +41,14 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
+from agentctx.core.words import STOP_WORDS, tokens
 from agentctx.store import records as rec
-from agentctx.store import upkeep
+from agentctx.store import upkeep, vectors
 from agentctx.store.db import Store
 from agentctx.store.models import Record
-from agentctx.store.textproc import STOP_WORDS, tokens
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    import numpy as np
+    import numpy as np  # late: numpy costs 80 ms at every CLI start
     import numpy.typing as npt
 
 DISTINCTIVE_SHARE = 0.2
@@ -166,7 +166,7 @@ def similar_pairs(matrix: npt.NDArray[np.float32], threshold: float,
 
     Rows are unit vectors; the matrix product is taken in blocks so memory stays bounded.
     """
-    import numpy as np
+    import numpy as np  # late: numpy costs 80 ms at every CLI start
 
     count = matrix.shape[0]
     found: list[tuple[int, int, float]] = []
@@ -191,8 +191,6 @@ class ScanResult(NamedTuple):
 
 def scan(db: Store, model: str, project_id: str, threshold: float) -> ScanResult:
     """Find near-duplicates among the current records of one project and store them as links."""
-    from agentctx.store import vectors
-
     pks, types, matrix = vectors.current_matrix(db, model, project_ids=[project_id])
     if not pks:
         return ScanResult(0, 0, 0, 0)

@@ -15,6 +15,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agentctx.consolidate.duplicates import Judge, Verdict
 from agentctx.core import config
+from agentctx.ml.llm import (
+    Deadline,
+    LLMError,
+    api_key_from_env,
+    make_client,
+    record,
+    structured_call,
+)
 from agentctx.store.db import Store
 from agentctx.store.models import Record
 
@@ -57,14 +65,6 @@ def llm_judge(db: Store, cfg: config.Config | None = None, *,
     cfg = cfg or config.Config.load()
     if not cfg.get_bool("llm"):
         return None
-    from agentctx.ml.llm import (
-        Deadline,
-        LLMError,
-        api_key_from_env,
-        make_client,
-        record,
-        structured_call,
-    )
 
     if client is None:
         if api_key_from_env() is None:

@@ -104,7 +104,7 @@ def _write_and_register(db: Store, model: EmbeddingModel, spec: dict[str, Any],
     fresh = (meta.get("source") == source and meta.get("format") == str(querymodel.FORMAT)
              and meta.get("complete") == "1")
     if not fresh:
-        import numpy as np
+        import numpy as np  # late: numpy costs 80 ms at every CLI start
 
         half = np.asarray(model.static.embedding).astype("<f2")
         vocab: dict[str, int] = model.static.tokenizer.get_vocab()

@@ -35,18 +35,28 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from agentctx import drift, team
+from agentctx.consolidate import duplicates, scores, truth
+from agentctx.consolidate.query_side_file import ensure
+from agentctx.consolidate.rank import ranker
+from agentctx.context import digest
 from agentctx.core import config
+from agentctx.core.background import exclusive
 from agentctx.core.ids import now as clock_now
 from agentctx.core.ids import to_iso
+from agentctx.ml.embedder import EMBED_TEXT_FORMAT, embedding_text, load_model
 from agentctx.store import projects as proj
-from agentctx.store import upkeep, vecside_build, vectors
+from agentctx.store import teamstate, upkeep, vecside_build, vectors
 from agentctx.store.db import Store
+from agentctx.store.errors import NotFound
 from agentctx.store.models import GLOBAL_PROJECT, Project
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -121,15 +131,13 @@ def consolidate(db: Store, *, project_ids: Sequence[str] | None = None,
     ``judge`` confirms merges: ``"auto"`` uses the configured model when the ``llm`` knob is on
     and an API key is set, ``None`` never merges (near-duplicates stay candidates).
     """
-    from agentctx.core.background import exclusive
-
     with exclusive(LOCK_NAME) as mine:
         if not mine:
             return Report(started_at=to_iso(now or clock_now()),
                           skipped="another consolidation is running")
         cfg = cfg or config.Config.load()
         if judge == "auto":
-            from agentctx.consolidate.judge import llm_judge
+            from agentctx.consolidate.judge import llm_judge  # late: pydantic, 40 ms at CLI start
 
             judge = llm_judge(db, cfg)
         return _run(db, project_ids=project_ids, cfg=cfg, embeddings=embeddings, model=model,
@@ -161,8 +169,6 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
     if embeddings and cfg.get_bool("embeddings"):
         if model is None:
-            from agentctx.ml.embedder import load_model
-
             model = load_model(cfg)
         report.embeddings = "on" if model else "the embedding model is unavailable (see the log)"
     else:
@@ -198,8 +204,6 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
 
 def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_size: int,
            clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.ml.embedder import EMBED_TEXT_FORMAT, embedding_text
-
     with db.write():
         requeued = vectors.requeue_other_format(db, EMBED_TEXT_FORMAT)
         requeued += vectors.requeue_other_models(db, model.name)
@@ -221,8 +225,6 @@ def _embed(db: Store, model: EmbeddingModel, scope: Sequence[str] | None, batch_
 
 
 def _query_model(db: Store, model: EmbeddingModel, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.query_side_file import ensure
-
     report.query_model = ensure(db, model)
     progress(f"query side file: {report.query_model}")
     return True
@@ -244,8 +246,6 @@ def _scope_projects(db: Store, scope: Sequence[str] | None) -> list[str]:
 def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
     """The real projects of ``scope`` (not the global pseudo-project; one deleted meanwhile is
     passed over)."""
-    from agentctx.store.errors import NotFound
-
     for project_id in _scope_projects(db, scope):
         if project_id == GLOBAL_PROJECT:
             continue
@@ -259,8 +259,6 @@ def _projects(db: Store, scope: Sequence[str] | None) -> Iterator[Project]:
 def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
                 cfg: config.Config, judge: Judge | None, clock: _Clock, report: Report,
                 progress: Progress) -> bool:
-    from agentctx.consolidate import duplicates
-
     threshold = cfg.get_float("near_duplicate_cosine")
     for project_id in _scope_projects(db, scope):
         if clock.over():
@@ -281,8 +279,6 @@ def _duplicates(db: Store, model: EmbeddingModel, scope: Sequence[str] | None,
 
 def _scores(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: datetime,
             clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate import scores
-
     scored, changed, finished = scores.update(db, scope, threshold=cfg.get_float("prune_score"),
                                               now=now, deadline=clock.over)
     report.scored, report.scores_changed = scored, changed
@@ -306,10 +302,6 @@ def _archive(db: Store, scope: Sequence[str] | None, cfg: config.Config, now: da
 
 def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None, clock: _Clock,
            report: Report, progress: Progress) -> bool:
-    import os
-    from pathlib import Path
-
-    from agentctx import drift
 
     encoder = drift.encoder_for(db, model)
     for project in _projects(db, scope):
@@ -331,25 +323,18 @@ def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
 
 def _verify(db: Store, scope: Sequence[str] | None, clock: _Clock, report: Report,
             progress: Progress) -> bool:
-    from agentctx.consolidate.truth import check_paths  # late: as each step's own modules
-
     for project in _projects(db, scope):
         if clock.over():
             return False
         if project.paused:
             continue
-        report.possibly_stale += check_paths(db, project).stale
+        report.possibly_stale += truth.check_paths(db, project).stale
     progress(f"paths: {report.possibly_stale} records possibly stale")
     return True
 
 
 def _stated(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
             clock: _Clock, report: Report, progress: Progress) -> bool:
-    import os
-
-    from agentctx import drift  # late: as each step's own modules
-    from agentctx.consolidate.truth import measure_stated
-
     encoder = drift.encoder_for(db, model)
     for project in _projects(db, scope):
         if clock.over():
@@ -357,7 +342,7 @@ def _stated(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None
         if project.paused or not os.path.isdir(project.root):
             continue
         try:
-            report.stated += measure_stated(db, project, encoder=encoder)
+            report.stated += truth.measure_stated(db, project, encoder=encoder)
         except OSError as exc:  # an unreadable folder: the other projects are still measured
             log.warning("memory files of %s not measured: %s", project.root, exc)
     progress(f"memory files: {report.stated} records already stated")
@@ -368,11 +353,6 @@ def _team_files(db: Store, scope: Sequence[str] | None, report: Report,
                 progress: Progress) -> bool:
     """Bring the team file of each opted-in project in step: the one of the working folder's
     worktree when it belongs to the project, else the one at the project's root."""
-    import os
-
-    from agentctx import team
-    from agentctx.store import teamstate
-    from agentctx.store.errors import NotFound
 
     wanted = set(teamstate.enabled_projects(db))
     for project_id in _scope_projects(db, scope):
@@ -393,9 +373,6 @@ def _team_files(db: Store, scope: Sequence[str] | None, report: Report,
 
 def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
              cfg: config.Config, clock: _Clock, report: Report, progress: Progress) -> bool:
-    from agentctx.consolidate.rank import ranker
-    from agentctx.context import digest
-
     prompts = cfg.get_int("recent_prompts")
     for project in _projects(db, scope):
         if clock.over():

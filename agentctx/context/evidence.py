@@ -26,8 +26,8 @@ from collections.abc import Sequence
 
 from agentctx.context import prompt_kind
 from agentctx.core.lean import NamedTuple
+from agentctx.core.words import tokens
 from agentctx.store.models import Hit
-from agentctx.store.textproc import tokens
 
 # Words of a prompt that ask whether something changed ("are we still on nose?").
 _CHANGE_CUE = frozenset("still anymore nowadays days currently now again switched switch moved "

@@ -44,7 +44,7 @@ from agentctx.core.budget import char_limit, pack, truncate
 from agentctx.core.lean import NamedTuple
 from agentctx.store import records as store_records
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, Hit, Project
+from agentctx.store.models import Hit, Project, project_scope
 from agentctx.store.records import by_pks
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.textproc import query_terms
@@ -311,7 +311,7 @@ def candidates(db: Store, project_id: str, prompt: str, knobs: Settings,
         side.close()
     if query is None:
         return Candidates(fresh, None, None, len(terms), already)
-    scope = [project_id] if project_id == GLOBAL_PROJECT else [project_id, GLOBAL_PROJECT]
+    scope = project_scope(project_id) or []
     near = [(pk, cos) for pk, cos in vecside.nearest(
         db, query, project_ids=scope, limit=VECTOR_CANDIDATES + min(len(seen), MAX_LIMIT))
         if cos >= VECTOR_MIN_COSINE]

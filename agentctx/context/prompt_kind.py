@@ -16,7 +16,7 @@ expression to compile: the per-prompt hook calls it on every prompt.
 
 from __future__ import annotations
 
-from agentctx.store.textproc import tokens
+from agentctx.core.words import tokens
 
 CHAT, EDIT, GENERIC, PROJECT = "chat", "edit", "generic", "project"
 KINDS = (CHAT, EDIT, GENERIC, PROJECT)

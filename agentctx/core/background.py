@@ -14,11 +14,10 @@ import fcntl
 import os
 import sys
 
-from agentctx.core import config
+from agentctx.core import config, logfile
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import BinaryIO
 
 
@@ -30,13 +29,6 @@ def _lock_file(name: str) -> str:
     except FileExistsError:
         pass
     return os.path.join(folder, f"{safe}.lock")
-
-
-def lock_path(name: str) -> Path:
-    """Path of the lock file called ``name`` (letters, digits, ``-`` and ``_`` kept)."""
-    from pathlib import Path
-
-    return Path(_lock_file(name))
 
 
 class exclusive:  # lower case: it reads like the function it replaced, ``with exclusive(n) as ok``
@@ -129,8 +121,7 @@ def spawn_detached(args: list[str], *, log_name: str = "background.log",
     """
     argv = python_command(args)
     environment = child_environment(env)
-    logs = os.path.join(config.ensure_home_dir(), "logs")
-    log_fd = os.open(os.path.join(logs, log_name), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    log_fd = logfile.open_append(log_name)
     try:
         if hasattr(os, "posix_spawn"):
             try:

@@ -104,7 +104,8 @@ KNOBS: dict[str, Knob] = {
              "How long a hook waits for a locked store before giving up (it then fails open).",
              minimum=0, maximum=30000),
         Knob("log_max_bytes", "int", 1_000_000,
-             "Size at which logs/hooks.log is rotated.", minimum=10_000, maximum=100_000_000),
+             "Size at which each log under logs/ is rotated (one .1 copy kept).",
+             minimum=10_000, maximum=100_000_000),
         # LLM extraction.
         Knob("llm", "bool", True, "LLM extraction at the end of turns and sessions."),
         Knob("llm_model", "str", "claude-haiku-4-5", "Model used for extraction and merges."),

@@ -32,7 +32,8 @@ from agentctx.drift.propose import FileChange, Proposal, Proposed, propose
 from agentctx.drift.scanner import CLASSES, CONTRADICTED, MISSING, STALE, Candidate, Scan, scan
 from agentctx.drift.scanner import record as record_scan
 from agentctx.drift.writer import Changed
-from agentctx.store import digests
+from agentctx.ml.embedder import load_model, model_name
+from agentctx.store import digests, vectors
 from agentctx.store import drift_state as store_drift
 from agentctx.store import projects as proj
 from agentctx.store.db import Store
@@ -103,7 +104,6 @@ def encoder_for(db: Store, model: _Model | None) -> Embedder | None:
     exist"), else ``None``: every surface decides the same way, so they propose the same."""
     if model is None:
         return None
-    from agentctx.store import vectors
 
     if not any(row[0] == model.name for row in vectors.models(db)):
         return None
@@ -113,8 +113,6 @@ def encoder_for(db: Store, model: _Model | None) -> Embedder | None:
 def default_encoder(db: Store, cfg: config.Config | None = None) -> Embedder | None:
     """The configured embedding model when embeddings are on, the model is on disk
     and the store holds vectors made with it; else ``None`` (the scan is keyword-only)."""
-    from agentctx.ml.embedder import load_model, model_name
-
     try:
         cfg = cfg or config.Config.load()
         if not cfg.get_bool("embeddings"):
@@ -122,7 +120,6 @@ def default_encoder(db: Store, cfg: config.Config | None = None) -> Embedder | N
         name = model_name(cfg)
     except config.ConfigError:
         return None
-    from agentctx.store import vectors
 
     if not any(row[0] == name for row in vectors.models(db)):
         return None  # checked first: loading the model costs time

@@ -24,7 +24,7 @@ from typing import NamedTuple
 from agentctx.drift import coverage, memfiles
 from agentctx.drift.coverage import DEFAULT, Embedder, Fact, Params
 from agentctx.drift.memfiles import Memory
-from agentctx.store import digests
+from agentctx.store import digests, vectors
 from agentctx.store import drift_state as store_drift
 from agentctx.store.db import Store
 from agentctx.store.models import Project, Record
@@ -153,8 +153,6 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
     blocked = frozenset(blocked_units)
     stored: dict[str, object] = {}
     if encoder is not None:
-        from agentctx.store import vectors
-
         live = [by_id[f.id] for f in facts if not by_id[f.id].archived
                 and not by_id[f.id].pending_embedding]
         found = vectors.vectors_for(db, [r.pk for r in live], encoder.name)
@@ -234,8 +232,3 @@ def record(db: Store, result: Scan) -> None:
     with db.write():
         store_drift.save_scores(db, result.project.id, result.scores)
         digests.mark_stale(db, result.project.id)
-
-
-def units_of(result: Scan, candidate: Candidate) -> Sequence[memfiles.Unit]:
-    """The memory-file units a candidate's superseded text sits in."""
-    return [result.memory.units[i] for i in candidate.units]

@@ -14,10 +14,10 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from math import fsum
 
+from agentctx.core.words import STOP_WORDS, tokens, word_rank
 from agentctx.drift.memfiles import Unit
 from agentctx.drift.params import Fact, Params
 from agentctx.store.stems import stems
-from agentctx.store.textproc import STOP_WORDS, tokens, word_rank
 
 SMALL_SECTION = 8  # units; a longer section's window is discounted further
 

@@ -18,7 +18,7 @@ class Vectors:
 
     def __init__(self, units: Sequence[Unit], facts: Sequence[Fact], encoder: Encoder,
                  params: Params, known: Mapping[str, Any]) -> None:
-        import numpy as np
+        import numpy as np  # late: numpy costs 80 ms at every CLI start
 
         unit_texts = [" ".join((*u.headings[-1:], u.text)) for u in units]
         blocks: dict[int, list[str]] = defaultdict(list)

@@ -45,12 +45,14 @@ from typing import Any, NamedTuple, Protocol
 
 from agentctx.core.budget import truncate
 from agentctx.core.redact import redact
+from agentctx.core.words import tokens
 from agentctx.extract.request import ActiveWork, Extraction
-from agentctx.store import graph, records
+from agentctx.store import graph, records, upkeep
 from agentctx.store.db import Store
 from agentctx.store.errors import AlreadySuperseded, AmbiguousId, InvalidRecord, NotFound
 from agentctx.store.models import GLOBAL_PROJECT, Draft, Record
-from agentctx.store.textproc import query_terms, tokens
+from agentctx.store.search import Query, search
+from agentctx.store.textproc import query_terms
 
 REINFORCE_COSINE = 0.92
 FTS_MIN_RELEVANCE = 0.8
@@ -279,8 +281,6 @@ def _matching_preference(db: Store, rule: str, project: str, embedder: Embedder 
     """The preference of ``project`` that says ``rule``: a current one, or with ``retired`` one
     the developer cleared (by normalized text, the embedding, else keyword overlap)."""
     if retired:
-        from agentctx.store import upkeep
-
         current = upkeep.retired(db, project, "preference")
     else:
         current = records.list_records(db, project_id=project, types=["preference"], limit=500)
@@ -298,7 +298,6 @@ def _matching_preference(db: Store, rule: str, project: str, embedder: Embedder 
     if retired:
         # A short list: compare every cleared rule's words directly.
         return next((r for r in current if _same_words(rule_terms, r.title)), None)
-    from agentctx.store.search import Query, search
 
     for hit in search(db, Query(text=rule, project_id=project, include_global=False,
                                 types=("preference",), limit=5)):

@@ -107,7 +107,7 @@ def empty_extraction() -> Extraction:
 @lru_cache(maxsize=1)
 def output_schema() -> dict[str, Any]:
     """The JSON schema sent as ``output_config.format`` (the SDK's strict transform)."""
-    from anthropic import transform_schema
+    from anthropic import transform_schema  # late: anthropic costs 1 s; a dry run never needs it
 
     return transform_schema(Extraction)
 

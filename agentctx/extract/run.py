@@ -27,12 +27,14 @@ import contextlib
 import logging
 import os
 import tempfile
+import traceback
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from agentctx.core import background, budget, config
+from agentctx.core import background, budget, config, logfile
+from agentctx.core.gitinfo import identify
 from agentctx.core.ids import now_iso
 from agentctx.core.redact import redact
 from agentctx.extract import tiers
@@ -49,7 +51,17 @@ from agentctx.extract.request import (
     transcript_message,
 )
 from agentctx.extract.transcript import Transcript, TranscriptError, read_transcript
-from agentctx.ml.llm import Attempt, Deadline, LLMError, api_key_from_env
+from agentctx.ml import embedder
+from agentctx.ml.llm import (
+    Attempt,
+    Deadline,
+    LLMError,
+    api_key_from_env,
+    make_client,
+    record,
+    structured_call,
+)
+from agentctx.ml.pricing import CallUsage, load
 from agentctx.store import Store, records, sessions
 from agentctx.store import projects as proj
 from agentctx.store.errors import StoreError
@@ -106,25 +118,9 @@ class Outcome(NamedTuple):
 
 
 def log(message: str, session_id: str | None = None) -> None:
-    """Append one redacted line to ``<home>/logs/extract.log`` (mode 0600; never raises)."""
-    try:
-        logs = config.ensure_home() / "logs"
-        target = logs / LOG_NAME
-        try:
-            limit = config.Config.load().get_int("log_max_bytes")
-        except config.ConfigError:
-            limit = 1_000_000
-        if target.exists() and target.stat().st_size > limit:
-            os.replace(target, logs / (LOG_NAME + ".1"))
-        who = f" session={session_id}" if session_id else ""
-        line = f"{now_iso()}{who} {' '.join(redact(message).split())}\n"
-        fd = os.open(target, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8", "replace"))
-        finally:
-            os.close(fd)
-    except OSError:
-        pass
+    """Append one redacted line to ``<home>/logs/extract.log`` (never raises)."""
+    who = f" session={session_id}" if session_id else ""
+    logfile.append(LOG_NAME, f"{now_iso()}{who} {' '.join(redact(message).split())}")
 
 
 # ---------------------------------------------------------------------------------- the run
@@ -141,7 +137,6 @@ def run(request: Request, *, http_client: httpx2.Client | None = None,
         log(f"failed: {exc}", request.session_id)
         return Outcome("failed", str(exc), request.session_id)
     except Exception as exc:  # the last line of defence: one log line, never a traceback
-        import traceback
 
         log(f"failed unexpectedly: {type(exc).__name__}: {exc} "
             f"{traceback.format_exc(limit=3)!r}", request.session_id)
@@ -226,8 +221,6 @@ def _target(db: Store, session_id: str, transcript: Transcript, cfg: config.Conf
     worktree: str | None = None
     root: str | None = None
     if request.dry_run:
-        from agentctx.core.gitinfo import identify
-
         identity = identify(cwd) if cwd else None
         project_id = known.project_id if known else (identity.id if identity else None)
         worktree = identity.worktree if identity else None
@@ -415,7 +408,6 @@ def _embedder(cfg: config.Config) -> Embedder | None:
     """The embedding model when consolidation provides one and it loads; else ``None``."""
     if not cfg.get_bool("embeddings"):
         return None
-    from agentctx.ml import embedder
 
     # Never download here, and keep the model's "unavailable" warning out of extract.log's
     # one-line-per-run record: without a model, preferences are matched by text.
@@ -480,8 +472,6 @@ class _Calls:
 
     def client(self) -> anthropic.Anthropic:
         if self._client is None:
-            from agentctx.ml.llm import make_client
-
             self._client = make_client(self.http_client)
         return self._client
 
@@ -522,8 +512,6 @@ class _Calls:
         return value
 
     def _call(self, user: str) -> tuple[Extraction, list[Attempt]]:
-        from agentctx.ml.llm import structured_call
-
         result = structured_call(self.client(), output_type=Extraction, model=self.model,
                                  system=self.system, user=user, max_tokens=MAX_OUTPUT_TOKENS,
                                  deadline=self.deadline, schema=output_schema())
@@ -534,7 +522,6 @@ class _Calls:
         if self.dry_run:
             self.usd += sum(a.usd for a in attempts)
             return
-        from agentctx.ml.llm import record
 
         self.usd += record(self.db, attempts, purpose=purpose,
                            session_id=self.target.session_id, project_id=self.target.project_id)
@@ -550,16 +537,12 @@ class _Calls:
 
 
 def _price(model: str) -> Any:
-    from agentctx.ml.pricing import load
-
     return load().price(model)[0]
 
 
 def estimate_usd(tier: tiers.TierPlan, model: str, variable_tokens: int,
                  context_tokens: int = 0, *, cache_warm: bool = False) -> float:
     """Expected USD of a plan's calls (the first call writes the prompt cache unless warm)."""
-    from agentctx.ml.pricing import CallUsage, load
-
     table = load()
     prefix = budget.estimate_tokens(system_prefix())
     total = 0.0

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import site
 import sys
 from pathlib import Path
 from typing import NamedTuple
 
-from agentctx.core import config
+import agentctx
+from agentctx.core import config, gitinfo
+from agentctx.install.entries import launch_argv as argv_for
 from agentctx.install.jsonfile import InstallError
 
 SCOPES = ("user", "project")
@@ -44,8 +47,6 @@ def user_claude_json() -> Path:
 
 def project_root(cwd: Path | None = None) -> Path:
     """The project folder of ``cwd``: the top of its git worktree, else the folder itself."""
-    from agentctx.core import gitinfo
-
     start = (cwd or Path.cwd()).absolute()
     repo = gitinfo.find_repo(start)
     return Path(repo.worktree) if repo else start
@@ -88,9 +89,6 @@ def find_python() -> str:
 def user_site_folder() -> str | None:
     """The user's site folder when agentctx is installed there (``pip install --user``):
     isolated mode leaves that folder out, so the commands must name it. ``None`` otherwise."""
-    import site
-
-    import agentctx
 
     own = os.path.dirname(os.path.dirname(os.path.abspath(agentctx.__file__)))
     user = site.getusersitepackages()
@@ -99,8 +97,6 @@ def user_site_folder() -> str | None:
 
 def launch_argv(python: str | None = None) -> list[str]:
     """How Claude Code starts agentctx: ``python`` (default: this one) in isolated mode."""
-    from agentctx.install.entries import launch_argv as argv_for
-
     return argv_for(python or find_python(), user_site_folder())
 
 

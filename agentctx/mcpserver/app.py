@@ -33,8 +33,9 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from agentctx import __version__
-from agentctx.core import config
+from agentctx.core import config, logfile
 from agentctx.core.config import Config, ConfigError
+from agentctx.drift import encoder_for
 from agentctx.mcpserver import service
 from agentctx.mcpserver.semantic import ModelLoader, Semantic, default_model_loader
 from agentctx.store import projects
@@ -51,6 +52,7 @@ INSTRUCTIONS = (
 )
 
 log = logging.getLogger("agentctx.mcp")
+LOG_NAME = "mcp.log"
 
 RecordType = Literal["decision", "convention", "preference", "discovery", "bugfix", "handover",
                      "profile"]
@@ -166,7 +168,6 @@ def create_server(state: ServerState | None = None) -> MCPServer:
         with _errors():
             db = own.store()
             where = await _where(ctx, db)
-            from agentctx.drift import encoder_for
 
             encoder = encoder_for(db, await own.semantic.model())
             return service.sync_claudemd(db, where, encoder)
@@ -282,24 +283,21 @@ def run() -> None:
         log.info("stdio closed; exiting")
 
 
-class _RedactingFormatter(logging.Formatter):
-    """Log lines (tracebacks included) pass through the one redactor, like every other log."""
+class _LogFile(logging.Handler):
+    """``logging`` records (tracebacks included) go to ``<home>/logs/mcp.log`` through the one
+    log writer, redacted like every other log."""
 
-    def format(self, record: logging.LogRecord) -> str:
-        from agentctx.core.redact import redact
-
-        return redact(super().format(record))
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            logfile.append(LOG_NAME, self.format(record))
+        except Exception:
+            self.handleError(record)
 
 
 def _log_to_file() -> None:
     """Send the server's own log to ``<home>/logs/mcp.log`` (stdout is the JSON-RPC wire)."""
-    try:
-        logs = config.ensure_home() / "logs"
-        os.close(os.open(logs / "mcp.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
-        handler = logging.FileHandler(logs / "mcp.log", encoding="utf-8")
-    except OSError:
-        return
-    handler.setFormatter(_RedactingFormatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+    handler = _LogFile()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
     package = logging.getLogger("agentctx")  # the server's, the embedding model's, the store's
     package.addHandler(handler)
     package.setLevel(logging.INFO)

@@ -21,15 +21,15 @@ from typing import Any, Protocol
 import anyio
 
 from agentctx.core.config import Config
-from agentctx.ml.embedder import query_text
+from agentctx.ml.embedder import load_model, query_text
 from agentctx.store.db import Store
 from agentctx.store.hybrid import (
     MIN_COSINE,
     VectorIndex,
     VectorSide,
     fingerprint,
-    project_scope,
 )
+from agentctx.store.models import project_scope
 from agentctx.store.search import Query
 
 FIRST_WAIT_S = 5.0
@@ -61,8 +61,6 @@ def default_model_loader(cfg: Config | None = None) -> ModelLoader:
     """A loader of the configured model; ``None`` when embeddings are off or it is not on disk."""
 
     def load() -> EmbeddingModel | None:
-        from agentctx.ml.embedder import load_model
-
         # Never from the network here: a search must not wait on a download (consolidation and
         # ``agentctx init --download-model`` fetch the model; the next server start uses it).
         model: EmbeddingModel | None = load_model(cfg, allow_download=False)

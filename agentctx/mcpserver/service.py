@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from mcp.server.mcpserver.exceptions import ToolError
 
+from agentctx import drift, team
 from agentctx.context import injection
+from agentctx.context.project_profile import refresh as refresh_profile
 from agentctx.core import budget
 from agentctx.core.ids import normalize_time
 from agentctx.core.redact import redact
@@ -248,9 +251,6 @@ def project_profile(db: Store, where: Where) -> str:
 def sync_claudemd(db: Store, where: Where, encoder: Embedder | None = None) -> str:
     """``ctx_sync_claudemd``: the proposal ``agentctx sync`` would make, as text; writes nothing
     (no memory file, and not even the drift scores)."""
-    from pathlib import Path
-
-    from agentctx import drift
 
     found = drift.propose(drift.scan_project(db, where.project, Path(where.root),
                                              encoder=encoder, record=False))
@@ -349,8 +349,6 @@ def supersede(db: Store, where: Where, old_id: str, new_body: str, rationale: st
 def _keep_team_file(db: Store, where: Where) -> str:
     """The worktree's team file follows the write (projects that keep one; never fails);
     returns a line saying why it could not, or ``""``."""
-    from agentctx import team
-
     result = team.after_write(db, where.project, where.root)
     return f"\nNote: {result.problem}" if result is not None and result.problem else ""
 
@@ -421,12 +419,10 @@ def _profile_records(db: Store, project_id: str) -> list[Record]:
 
 def _refresh_profile(db: Store, project: Project) -> list[Record]:
     """Detect the profile now (first use in a project), then read it back in its stable order."""
-    from agentctx.context import project_profile
-
     if project.paused:
         return []
     try:
-        project_profile.refresh(db, project)
+        refresh_profile(db, project)
     except OSError:
         return []
     return _profile_records(db, project.id)

@@ -36,9 +36,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from agentctx.core import config
+from agentctx.core.background import exclusive
+from agentctx.store.textproc import query_terms
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    import numpy as np
+    import numpy as np  # late: numpy costs 80 ms at every CLI start
     import numpy.typing as npt
 
 log = logging.getLogger("agentctx.embed")
@@ -76,7 +78,7 @@ class EmbeddingModel:
 
     def encode(self, texts: list[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts``: a float32 array with one L2-normalized row per text."""
-        import numpy as np
+        import numpy as np  # late: numpy costs 80 ms at every CLI start
 
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
@@ -114,8 +116,6 @@ def query_text(text: str) -> str:
     A static model averages token vectors, so "I was wondering what we decided about" would pull
     every query towards every other; the terms alone carry the topic.
     """
-    from agentctx.store.textproc import query_terms
-
     terms = query_terms(text)
     return " ".join(terms) if terms else text
 
@@ -146,8 +146,8 @@ def model_name(cfg: config.Config | None = None) -> str:
 
 def _cached_snapshot(repo_id: str) -> Path | None:
     """The complete cached snapshot of ``repo_id`` under ``<home>/models`` (no network)."""
-    import huggingface_hub
-    from huggingface_hub.errors import LocalEntryNotFoundError
+    import huggingface_hub  # late: with its errors module, 40 ms at every CLI start
+    from huggingface_hub.errors import LocalEntryNotFoundError  # late: 40 ms (httpx, ssl)
 
     try:
         folder = Path(huggingface_hub.snapshot_download(
@@ -225,7 +225,6 @@ def download_model(cfg: config.Config | None = None) -> Path:
     if unreachable:
         raise ModelUnavailable(f"{value} is not in {models_dir()} and the hub is unreachable: "
                                f"{unreachable}")
-    from agentctx.core.background import exclusive
 
     with exclusive("model-download") as mine:
         if not mine:
@@ -237,10 +236,10 @@ def download_model(cfg: config.Config | None = None) -> Path:
 
 
 def _snapshot(repo_id: str, endpoint: str) -> Path:
-    import huggingface_hub
+    import huggingface_hub  # late: 40 ms at every CLI start (httpx, ssl)
 
     try:
-        from model2vec.persistence.utils import SilentTqdm
+        from model2vec.persistence.utils import SilentTqdm  # late: model2vec costs 0.3 s
 
         tqdm_class: Any = SilentTqdm
     except ImportError:  # pragma: no cover - depends on model2vec internals
@@ -283,7 +282,7 @@ def load_model(cfg: config.Config | None = None, *,
                 folder = download_model(cfg)
             else:
                 folder = _local_folder(value) or _cached_or_fail(value)
-            from model2vec import StaticModel
+            from model2vec import StaticModel  # late: 0.2 s, paid only when a model loads
 
             static = StaticModel.from_pretrained(folder, force_download=False)
             model = EmbeddingModel(name, static, folder)

@@ -36,9 +36,10 @@ from pydantic import BaseModel, ValidationError
 
 from agentctx.ml.pricing import CallUsage
 from agentctx.ml.pricing import load as load_prices
+from agentctx.store import ledger
 
 if TYPE_CHECKING:
-    import anthropic
+    import anthropic  # late: anthropic costs 1 s; only a model call needs it
     import httpx2
 
     from agentctx.store.db import Store
@@ -110,7 +111,7 @@ def make_client(http_client: httpx2.Client | None = None, *, api_key: str | None
     defaults to ``ANTHROPIC_API_KEY``. Importing the SDK is slow (~0.8 s), so this module is
     never imported on the hook path.
     """
-    import anthropic
+    import anthropic  # late: anthropic costs 1 s; only a model call needs it
 
     return anthropic.Anthropic(api_key=api_key or api_key_from_env() or "missing",
                                http_client=http_client, max_retries=0, timeout=timeout)
@@ -130,7 +131,7 @@ def structured_call(client: anthropic.Anthropic, *, output_type: type[T], model:
     :class:`LLMError` with every attempt made. ``temperature`` travels in ``extra_body`` (the
     SDK no longer lists it); a model that rejects it answers 400, which is not retried.
     """
-    import anthropic
+    import anthropic  # late: anthropic costs 1 s; only a model call needs it
 
     output_schema = schema if schema is not None else anthropic.transform_schema(output_type)
     prices = load_prices()
@@ -214,8 +215,6 @@ def usage_of(usage: Any, ttl: str = "1h") -> CallUsage:
 def record(db: Store, attempts: Sequence[Attempt], *, purpose: str, session_id: str | None,
            project_id: str | None) -> float:
     """Write attempts to the cost ledger (per-session totals follow); returns their USD."""
-    from agentctx.store import ledger
-
     for item in attempts:
         ledger.record_call(db, model=item.model, purpose=purpose,
                            usage=ledger.Usage(item.usage.input_tokens, item.usage.output_tokens,

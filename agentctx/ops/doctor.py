@@ -24,10 +24,13 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from agentctx.core import config
+from agentctx.core.ids import NOW_ENV, normalize_time
 from agentctx.drift import memfiles
 from agentctx.install import entries, jsonfile, paths
 from agentctx.install.jsonfile import InstallError
 from agentctx.install.plugin import INSTALL_HINT, EnabledPlugin, enabled_plugins, mcp_document
+from agentctx.store import Store, StoreError, querymodel, stats, vecside, vectors
+from agentctx.store.db import sqlite_features
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 LATENCY_RUNS = 5
@@ -65,8 +68,6 @@ def check_python(version: tuple[int, ...] | None = None) -> Check:
 
 def check_sqlite() -> Check:
     """SQLite version, FTS5 and JSON functions of this interpreter's sqlite3."""
-    from agentctx.store.db import sqlite_features
-
     version, fts5, json1 = sqlite_features()
     if not json1:
         return Check("sqlite", FAIL, f"SQLite {version} has no JSON functions",
@@ -121,7 +122,6 @@ def check_store() -> Check:
     if not config.db_path().exists():
         return Check("store", WARN, f"no store yet in {jsonfile.display(home)}",
                      "run 'agentctx init'")
-    from agentctx.store import Store, StoreError, stats
 
     try:
         with Store.open(busy_timeout_ms=1000) as db:
@@ -163,17 +163,14 @@ def check_vectors(cfg: config.Config) -> Check:
     """The vector backend (sqlite-vec ``vec0`` or the exact numpy fallback) and why."""
     if not cfg.get_bool("embeddings"):
         return Check("vectors", OK, "off (embeddings disabled; FTS5 search only)")
-    from agentctx.store import vectors
 
     if not config.db_path().exists():
         return Check("vectors", WARN, "no store yet", "run 'agentctx init'")
-    from agentctx.store import Store
 
     try:
         with Store.open(busy_timeout_ms=1000) as db:
             name, reason = vectors.backend(db)
     except Exception as exc:  # a broken optional backend must not break doctor
-        from agentctx.store import StoreError
 
         fix = ("see the store line" if isinstance(exc, StoreError | sqlite3.Error) else
                "run 'agentctx doctor' again; report it if it persists")
@@ -219,7 +216,6 @@ def check_semantic_check(cfg: config.Config) -> Check:
         return Check("semantic check", OK, "off (embeddings disabled; keyword relevance only)")
     if not config.db_path().exists():
         return Check("semantic check", WARN, "no store yet", "run 'agentctx init'")
-    from agentctx.store import Store, StoreError, querymodel, vecside
 
     try:
         with Store.open(busy_timeout_ms=1000) as db:
@@ -244,8 +240,6 @@ def check_semantic_check(cfg: config.Config) -> Check:
 
 def check_clock() -> Check | None:
     """A line when ``AGENTCTX_NOW`` fixes the clock (or tries to and cannot)."""
-    from agentctx.core.ids import NOW_ENV, normalize_time
-
     raw = os.environ.get(NOW_ENV)
     if not raw:
         return None
@@ -511,8 +505,6 @@ def _temporary_home(tmp: Path) -> None:
         shutil.copy2(config.config_path(), tmp / config.CONFIG_NAME)
     source = config.db_path()
     if source.exists() and source.stat().st_size <= STORE_COPY_MAX_BYTES:
-        from agentctx.store import Store
-
         with Store.open(busy_timeout_ms=1000) as db:
             db.backup_to(tmp / config.DB_NAME)
 
@@ -593,8 +585,6 @@ def check_latency(argv: list[str] | None, cwd: Path | None = None,
 def _guarded(name: str, check: Callable[..., Check], *args: Any) -> Check:
     """A check whose failure to run (a damaged or locked store, an unreadable file) is its own
     failing line, so every other check still reports."""
-    from agentctx.store import StoreError
-
     try:
         return check(*args)
     except (StoreError, sqlite3.Error, OSError) as exc:

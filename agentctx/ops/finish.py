@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from agentctx.core import background, config
+from agentctx.core.redact import redact
 
 # Seconds allowed beyond each step's own configured time limit (start-up, writing results).
 STEP_GRACE_SECONDS = 30
@@ -72,8 +73,6 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
         say(_line(session_id, message))
         return Step(name, False, time.monotonic() - started, message)
 
-    from agentctx.core import background
-
     try:
         # -P and a cleaned environment: the step never imports the project's files.
         result = subprocess.run(background.python_command(args),
@@ -86,8 +85,6 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
     except OSError as exc:
         return failed(f"cannot run {name}: {exc}")
     if result.stdout:
-        from agentctx.core.redact import redact
-
         say(redact(result.stdout.rstrip("\n")))
     elapsed = time.monotonic() - started
     if result.returncode != 0:
@@ -98,7 +95,5 @@ def run_step(args: list[str], timeout: int, session_id: str, *, say: Say, proble
 
 
 def _line(session_id: str, message: str) -> str:
-    from agentctx.core.redact import redact
-
     stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return f"{stamp} {LOG_EVENT} {session_id or '-'}: {redact(message)}"

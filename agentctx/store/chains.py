@@ -12,7 +12,7 @@ from __future__ import annotations
 from agentctx.core.lean import NamedTuple
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, Record
+from agentctx.store.models import Record, project_scope
 
 
 class Version(NamedTuple):
@@ -72,12 +72,6 @@ def chain_of(db: Store, ref: str) -> Chain:
     return Chain(tuple(Version(r, notes.get(r.id)) for r in members))
 
 
-def _projects(project_id: str, include_global: bool) -> list[str]:
-    if include_global and project_id != GLOBAL_PROJECT:
-        return [project_id, GLOBAL_PROJECT]
-    return [project_id]
-
-
 def _groups(db: Store, project_id: str, include_global: bool,
             types: tuple[str, ...]) -> tuple[list[list[str]], dict[str, str | None]]:
     """Every chain of the projects as its members' ids, oldest first, the chains newest change
@@ -86,7 +80,7 @@ def _groups(db: Store, project_id: str, include_global: bool,
     Only what ordering needs is read for every member (id, type, dates, pk); the full records
     are read for one page (:func:`chains`).
     """
-    projects = _projects(project_id, include_global)
+    projects = project_scope(project_id, include_global) or []
     marks = ",".join("?" * len(projects))
     links = db.rows("SELECT from_id, to_id, note FROM edges WHERE rel_type = 'supersedes'")
     if not links:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, RECORD_TYPES, Hit, Record
+from agentctx.store.models import RECORD_TYPES, Hit, Record, project_scope
 from agentctx.store.search import Query, _filters, search
 
 if TYPE_CHECKING:
@@ -294,15 +294,6 @@ class VectorIndex:
             pks, scores = pks[top], scores[top]
         order = np.lexsort((pks, -scores))[:limit]
         return [(int(pks[i]), float(scores[i])) for i in order]
-
-
-def project_scope(project_id: str | None, include_global: bool = True) -> list[str] | None:
-    """The project ids a search over ``project_id`` covers (``None``: every project)."""
-    if project_id is None:
-        return None
-    if include_global and project_id != GLOBAL_PROJECT:
-        return [project_id, GLOBAL_PROJECT]
-    return [project_id]
 
 
 _TYPE_CODES = {name: code for code, name in enumerate(RECORD_TYPES)}

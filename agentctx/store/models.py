@@ -22,6 +22,16 @@ SOURCES: tuple[str, ...] = (
 GLOBAL_PROJECT = "global"
 
 
+def project_scope(project_id: str | None, include_global: bool = True) -> list[str] | None:
+    """The project ids a read over ``project_id`` covers: the project, and the developer's
+    global profile with it when ``include_global``; ``None`` for every project."""
+    if project_id is None:
+        return None
+    if include_global and project_id != GLOBAL_PROJECT:
+        return [project_id, GLOBAL_PROJECT]
+    return [project_id]
+
+
 class Record(NamedTuple):
     """One typed, bi-temporal context record as stored."""
 

@@ -163,7 +163,7 @@ class QueryModel:
 def text_words(text: str) -> list[str]:
     """The words of ``text`` as a lower-casing BERT tokenizer splits them before WordPiece:
     folded (lower case, no accents), split at spaces and around each punctuation mark."""
-    from agentctx.store.textproc import fold
+    from agentctx.core.words import fold
 
     return _TEXT_WORD.findall(fold(text))
 

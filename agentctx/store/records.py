@@ -26,6 +26,7 @@ from agentctx.store.models import (
     TITLE_MAX_CHARS,
     Draft,
     Record,
+    project_scope,
 )
 
 COLUMNS = (
@@ -190,12 +191,9 @@ def _listing(*, project_id: str | None, types: Sequence[str], confidences: Seque
     if session_id is not None:
         where.append("session_id = ?")
         params.append(session_id)
-    if project_id is None:
-        projects: list[str | None] = [None]
-    elif include_global and project_id != GLOBAL_PROJECT:
-        projects = [project_id, GLOBAL_PROJECT]
-    else:
-        projects = [project_id]
+    projects: list[str | None] = [None]
+    if project_id is not None:
+        projects = [*(project_scope(project_id, include_global) or [])]
     arms = []
     for table in (TABLES if as_of is not None else TABLES[:1]):
         for project in projects:

@@ -241,12 +241,10 @@ def m003_redact_stored_secrets(db: Database) -> None:
             os.chmod(f"{path}{suffix}", 0o600)
     logs = path.parent / "logs"
     if count and logs.is_dir():
-        fd = os.open(logs / "upgrade.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, f"{stamp} {path.name}: re-redacted {count} stored values, log lines "
-                         "and backup values that held a secret\n".encode())
-        finally:
-            os.close(fd)
+        from agentctx.core import logfile  # late: the store imports no configuration at its top
+
+        logfile.append("upgrade.log", f"{stamp} {path.name}: re-redacted {count} stored values, "
+                       "log lines and backup values that held a secret", where=logs)
 
 
 @MIGRATIONS()

@@ -34,9 +34,10 @@ from datetime import datetime
 from agentctx.core.ids import normalize_time
 from agentctx.core.ids import now as clock_now
 from agentctx.core.lean import NamedTuple
+from agentctx.core.words import TIME_WORDS, tokens, word_rank
 from agentctx.store import records as rec
 from agentctx.store.db import Store
-from agentctx.store.models import GLOBAL_PROJECT, Hit, Record
+from agentctx.store.models import Hit, Record, project_scope
 from agentctx.store.scoring import (
     BM25_WEIGHTS,
     CONFIDENCE_WEIGHT,
@@ -48,18 +49,12 @@ from agentctx.store.scoring import (
     age_days,
     recency,
 )
-from agentctx.store.textproc import fts_phrase, query_terms, tokens, word_rank
+from agentctx.store.textproc import fts_phrase, query_terms
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - typing only
-    from agentctx.store.timewords import TimeWindow
+    from agentctx.core.timewords import TimeWindow
 
-# Words without which a prompt names no time (the time module is imported only with one).
-_TIME_HINTS = frozenset(
-    "yesterday today morning tonight ago back earlier week weeks month months year years recently "
-    "recent lately start beginning outset early kickoff kick first since january february march "
-    "april june july august september october november december jan feb mar apr jun jul aug "
-    "sep sept oct nov dec".split())
 CANDIDATE_POOL = 200
 MAX_LIMIT = 100
 # Superseded matches followed to their successors (the strongest ones; the rest rank too low).
@@ -115,11 +110,7 @@ def search(db: Store, query: Query) -> list[Hit]:
 
 
 def _projects(query: Query) -> list[str]:
-    if query.project_id is None:
-        return []
-    if query.include_global and query.project_id != GLOBAL_PROJECT:
-        return [query.project_id, GLOBAL_PROJECT]
-    return [query.project_id]
+    return project_scope(query.project_id, query.include_global) or []
 
 
 def _filters(query: Query, *, superseded: bool | None = None) -> tuple[str, list[object]]:
@@ -174,7 +165,7 @@ def _search_fts(db: Store, query: Query, limit: int) -> list[Hit]:
     now = clock_now()
     span = _time_window(db, query, now)
     if span is not None:
-        from agentctx.store.timewords import phrase_words
+        from agentctx.core.timewords import phrase_words
 
         phrasing = phrasing | phrase_words(span)
     # The words of an intent or time phrase ("last time", "next steps", "two weeks ago") are
@@ -310,7 +301,7 @@ def search_time_boost() -> float:
 def _time_window(db: Store, query: Query, now: datetime) -> TimeWindow | None:
     """The window of ``valid_from`` dates the query's words point at ("last week"); never for an
     as-of search (its date is explicit) nor one without words that could name a time."""
-    if query.as_of or (_TIME_HINTS.isdisjoint(tokens(query.text))
+    if query.as_of or (TIME_WORDS.isdisjoint(tokens(query.text))
                        and " may" not in query.text.lower()):
         return None
     from agentctx.store import search_time

@@ -1,6 +1,6 @@
 """The time half of :func:`agentctx.store.search.search`: records dated where a prompt points.
 
-A prompt's time phrase (:mod:`agentctx.store.timewords`) becomes a window of ``valid_from``
+A prompt's time phrase (:mod:`agentctx.core.timewords`) becomes a window of ``valid_from``
 dates. The search ranks the records dated inside it :data:`TIME_BOOST` times higher and adds the
 newest of them as candidates, so "what did we change last week?" finds last week's records even
 when no other word of the prompt matches them. Windows relative to the project ("at the start of
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from agentctx.core.timewords import TimeWindow, read, resolve_start
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.models import Record
 from agentctx.store.textproc import fts_phrase, query_terms
-from agentctx.store.timewords import TimeWindow, read, resolve_start
 
 # Rank multiplier of a record dated inside the prompt's window.
 TIME_BOOST = 2.0
@@ -63,7 +63,7 @@ def _since_event(db: Store, found: TimeWindow, project_ids: list[str],
                    params)
     if len(rows) != 1:
         return None  # no record, or several: the event is not clear enough to date
-    from agentctx.store.timewords import _iso
+    from agentctx.core.timewords import _iso
 
     return found._replace(start=str(rows[0][0]), end=_iso(now))
 

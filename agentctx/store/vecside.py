@@ -434,8 +434,9 @@ def _list_add(db: Store, info: Built, project_id: str, pk: int,
     counts[best] += 1
     db.execute(f"UPDATE {LISTS} SET members = ? WHERE project_id = ? AND list_no = ?",
                (struct.pack(f"<{len(counts)}I", *counts), project_id, DIRECTORY))
-    if db.execute(f"UPDATE {LISTS} SET members = members || ? WHERE project_id = ? AND "
-                  "list_no = ?", (entry, project_id, best)).rowcount == 0:
+    # || makes text of two blobs: cast back, or every later read of the list fails to decode
+    if db.execute(f"UPDATE {LISTS} SET members = CAST(members || ? AS BLOB) WHERE "
+                  "project_id = ? AND list_no = ?", (entry, project_id, best)).rowcount == 0:
         db.execute(f"INSERT INTO {LISTS} (project_id, list_no, centroid, members) VALUES "
                    "(?, ?, ?, ?)", (project_id, best,
                                     centroids[best * shape.size:(best + 1) * shape.size], entry))

@@ -20,6 +20,9 @@ import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from agentctx.core import logfile
+from agentctx.core.gitinfo import find_repo, identify
+from agentctx.core.ids import now_iso
 from agentctx.store import teamstate
 from agentctx.store.db import Store
 from agentctx.store.models import Project
@@ -93,8 +96,6 @@ class SyncResult:
 
 def worktree_of(cwd: str | os.PathLike[str]) -> str | None:
     """The root of the git worktree holding ``cwd`` (``None`` outside git)."""
-    from agentctx.core.gitinfo import find_repo
-
     repo = find_repo(os.fspath(cwd))
     return None if repo is None else repo.worktree
 
@@ -109,11 +110,8 @@ def root_for(project: Project, cwd: str | os.PathLike[str] | None = None) -> Pat
     """The worktree whose team file :func:`file_for` names (the file must stay inside it)."""
     if cwd is not None:
         worktree = worktree_of(cwd)
-        if worktree is not None:
-            from agentctx.core.gitinfo import identify
-
-            if identify(worktree).id == project.id:
-                return Path(worktree)
+        if worktree is not None and identify(worktree).id == project.id:
+            return Path(worktree)
     return Path(project.root)
 
 
@@ -259,17 +257,7 @@ def guard_of(path: Path) -> Path | None:
 
 
 def _log(message: str) -> None:
-    try:
-        from agentctx.core import config
-        from agentctx.core.ids import now_iso
-        from agentctx.core.redact import redact
-
-        logs = config.ensure_home() / "logs"
-        fd = os.open(logs / "team.log", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        with open(fd, "a", encoding="utf-8") as handle:
-            handle.write(f"{now_iso()} {redact(message)}\n")
-    except OSError:
-        pass
+    logfile.append("team.log", f"{now_iso()} {message}")
 
 
 def turn_on(db: Store, project: Project, cwd: str | os.PathLike[str]) -> SyncResult:

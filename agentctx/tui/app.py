@@ -19,11 +19,13 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
+from textual.css.query import NoMatches
 from textual.screen import ModalScreen
 from textual.widgets import ContentSwitcher, Input, Static, TextArea
 
 from agentctx.core import config
 from agentctx.store import Store, StoreError
+from agentctx.store import projects as proj
 from agentctx.tui.actions import APP_ACTIONS, bindings
 from agentctx.tui.appstate import AppState, guarded
 from agentctx.tui.cells import home_path, parse_now, plural
@@ -41,7 +43,7 @@ NOW_ENV = "AGENTCTX_NOW"
 
 def _commands() -> type[Provider]:
     """The palette's provider, imported when the palette first opens."""
-    from agentctx.tui.commands import AgentctxCommands
+    from agentctx.tui.commands import AgentctxCommands  # late: the palette loads on first use
 
     return AgentctxCommands
 
@@ -115,14 +117,14 @@ class AgentctxApp(App[None]):
 
     def on_mount(self) -> None:
         if self._state is None:
-            from agentctx.tui.widgets.problem import ProblemScreen
+            from agentctx.tui.widgets.problem import ProblemScreen  # late: 2 ms, on a problem
 
             self.push_screen(ProblemScreen(self.problem or "the store could not be opened"))
             return
         self._data_version = self.state.db.data_version()
         self._shown(self.pane(self.current_pane))
         self.set_interval(self.poll_ms / 1000, self.poll_store)
-        from agentctx.store.stats import has_embeddings
+        from agentctx.store.stats import has_embeddings  # late: after the first paint
 
         if not has_embeddings(self.state.db):
             self._backend_found("none")  # no embeddings yet: nothing to load to know that
@@ -195,7 +197,7 @@ class AgentctxApp(App[None]):
     def action_web(self) -> None:
         """Start the local web view on this store (``w``); it stops when the app exits."""
         if self.web_url is None:
-            from agentctx.web.server import WebError, start
+            from agentctx.web.server import WebError, start  # late: 15 ms, on w
 
             project = self.state.project
             try:
@@ -209,7 +211,7 @@ class AgentctxApp(App[None]):
 
     def action_help(self) -> None:
         """Open the help screen (``?``)."""
-        from agentctx.tui.help import HelpScreen
+        from agentctx.tui.help import HelpScreen  # late: help loads on first use
 
         self.push_screen(HelpScreen(self.pane(self.current_pane), APP_ACTIONS))
 
@@ -223,8 +225,6 @@ class AgentctxApp(App[None]):
             pane.focus_main()
 
     def on_project_chosen(self, message: ProjectChosen) -> None:
-        from agentctx.store import projects as proj
-
         self.state.project = proj.get(self.state.db, message.project_id)
         for pane in self.panes:
             self.guarded(pane.project_changed)
@@ -250,8 +250,12 @@ class AgentctxApp(App[None]):
             return
         if version == self._data_version:
             return
+        try:
+            panes = self.panes
+        except NoMatches:  # the app is closing: its panes are already gone
+            return
         self._data_version = version
-        for pane in self.panes:
+        for pane in panes:
             self.guarded(pane.store_changed)
         self.guarded(self.update_status)
 
@@ -259,7 +263,7 @@ class AgentctxApp(App[None]):
     def find_backend(self) -> None:
         """Which vector backend the store uses, for the status line (in a thread: it may load
         sqlite-vec and numpy, which the first paint need not wait for)."""
-        from agentctx.store import vectors
+        from agentctx.store import vectors  # late: after the first paint
 
         try:
             with self.state.worker_store() as db:

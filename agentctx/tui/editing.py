@@ -105,7 +105,7 @@ class RecordEditing(Pane):
 
     def action_new_record(self) -> None:
         """``n``: the new-record form."""
-        from agentctx.tui.widgets.record_form import RecordForm
+        from agentctx.tui.widgets.record_form import RecordForm  # late: 13 ms, on a form
 
         project = self.state.project
         if project is None:
@@ -128,7 +128,7 @@ class RecordEditing(Pane):
 
     def action_edit_record(self) -> None:
         """``e``: the same form, filled in."""
-        from agentctx.tui.widgets.record_form import RecordForm
+        from agentctx.tui.widgets.record_form import RecordForm  # late: 13 ms, on a form
 
         record = self._target()
         if record is None:
@@ -152,29 +152,29 @@ class RecordEditing(Pane):
 
     def action_edit_in_editor(self) -> None:
         """``E``: title and body in ``$EDITOR`` (the app suspends until the editor exits)."""
-        from agentctx.ops.edit_text import EditorError, edit_in_editor, editor_command
+        from agentctx.ops import edit_text  # late: on E, off the TUI's open time
 
         record = self._target()
         if record is None:
             return
         app = self.app
         seen = fingerprint(record)
-        if not editor_command():
+        if not edit_text.editor_command():
             app.notify("nothing written: no $EDITOR set (set EDITOR, or use e for the form)",
                        severity="error", timeout=6)
             return
-        failed: EditorError | None = None
+        failed: edit_text.EditorError | None = None
         title, body = record.title, record.body
         try:
             # Textual resumes the app only when the block ends normally: every error of the
             # editor is caught inside it, so the terminal always comes back to the app.
             with app.suspend():
                 try:
-                    title, body = edit_in_editor(record.title, record.body, record.id)
-                except EditorError as exc:
+                    title, body = edit_text.edit_in_editor(record.title, record.body, record.id)
+                except edit_text.EditorError as exc:
                     failed = exc
                 except Exception as exc:  # anything else the editor's run raises
-                    failed = EditorError(str(exc) or type(exc).__name__)
+                    failed = edit_text.EditorError(str(exc) or type(exc).__name__)
         except Exception as exc:  # SuspendNotSupported (a headless or web driver)
             app.notify(f"cannot suspend the browser here: {exc or type(exc).__name__}",
                        severity="error")
@@ -191,7 +191,7 @@ class RecordEditing(Pane):
 
     def action_supersede_record(self) -> None:
         """``s``: the successor's title and body, then the rationale."""
-        from agentctx.tui.widgets.record_form import SupersedeForm
+        from agentctx.tui.widgets.record_form import SupersedeForm  # late: 13 ms, on a form
 
         record = self._target()
         if record is None:
@@ -241,7 +241,7 @@ class RecordEditing(Pane):
 
     def action_forget_record(self) -> None:
         """``d``: forget everywhere, after a confirmation that says what goes."""
-        from agentctx.tui.widgets.confirm import ConfirmScreen
+        from agentctx.tui.widgets.confirm import ConfirmScreen  # late: on first use
 
         record = self._target()
         if record is None:

@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from agentctx.core.ids import parse_time
+from agentctx.store import details as store_details
 from agentctx.store import pathstate
 from agentctx.store import records as rec
 from agentctx.store.errors import NotFound
@@ -26,6 +27,7 @@ from agentctx.tui.actions import Action
 from agentctx.tui.cells import day, ellipsize, plural
 from agentctx.tui.editing import EDIT_ACTIONS, RecordEditing
 from agentctx.tui.listing import Filters
+from agentctx.tui.messages import ShowChain
 from agentctx.tui.pane import PaneTitle
 from agentctx.tui.widgets.table import Column, PlainTable
 
@@ -295,7 +297,7 @@ class RecordsPane(RecordEditing):
             self._start_search(text)
 
     def _query(self, text: str) -> Query:
-        from agentctx.store.search import Query
+        from agentctx.store.search import Query  # late: search loads on first use
 
         project = self.state.project
         return Query(text=text, project_id=project.id if project else "",
@@ -311,7 +313,7 @@ class RecordsPane(RecordEditing):
     @work(exclusive=True, group="records-search")
     async def run_search(self, text: str, query: Query) -> None:
         """Search on the reader thread's connection; show the hits here."""
-        from agentctx.store.hybrid import search_stored
+        from agentctx.store.hybrid import search_stored  # late: search loads on first use
 
         try:
             hits, mode = await self.state.read(lambda db: search_stored(db, query))
@@ -371,7 +373,7 @@ class RecordsPane(RecordEditing):
         record = self.highlighted()
         if record is None:
             return
-        from agentctx.tui.detail import DetailPanel
+        from agentctx.tui.detail import DetailPanel  # late: markdown, 35 ms
 
         if not self.query(DetailPanel):
             await self.query_one("#records-body").mount(DetailPanel(id="detail"))
@@ -387,8 +389,7 @@ class RecordsPane(RecordEditing):
         self.screen.set_focus(panel)
 
     def _show_detail(self, panel: DetailPanel, record_id: str) -> None:
-        from agentctx.store import details as store_details
-        from agentctx.tui.detail import linked_ids
+        from agentctx.tui.detail import linked_ids  # late: markdown, 35 ms
 
         db = self.state.db
         item = store_details.detail(db, record_id)
@@ -415,10 +416,9 @@ class RecordsPane(RecordEditing):
 
     def on_detail_panel_chain_wanted(self, event: Message) -> None:
         event.stop()
-        from agentctx.tui.detail import DetailPanel
+        from agentctx.tui.detail import DetailPanel  # late: markdown, 35 ms
 
         assert isinstance(event, DetailPanel.ChainWanted)
-        from agentctx.tui.messages import ShowChain
 
         self.post_message(ShowChain(event.record_id))
 
@@ -431,7 +431,7 @@ class RecordsPane(RecordEditing):
 
     def action_filter(self) -> None:
         """Open the filter form."""
-        from agentctx.tui.widgets.filters import FilterScreen
+        from agentctx.tui.widgets.filters import FilterScreen  # late: 4 ms, on f
 
         def done(chosen: Filters | None) -> None:
             if chosen is not None:
@@ -441,7 +441,7 @@ class RecordsPane(RecordEditing):
 
     def action_as_of(self) -> None:
         """Ask for a date; the table then lists what was in force at it (empty: now)."""
-        from agentctx.tui.widgets.ask import AskScreen
+        from agentctx.tui.widgets.ask import AskScreen  # late: on first use
 
         def done(answer: str | None) -> None:
             if answer is not None:
@@ -468,8 +468,6 @@ class RecordsPane(RecordEditing):
         """Open the chains pane on the highlighted record's chain."""
         record = self.highlighted()
         if record is not None:
-            from agentctx.tui.messages import ShowChain
-
             self.post_message(ShowChain(record.id))
 
     def action_copy_id(self) -> None:
@@ -506,7 +504,7 @@ class RecordsPane(RecordEditing):
 
     def action_merge(self) -> None:
         """``m``: the near-duplicate pairs consolidation found, side by side."""
-        from agentctx.tui.widgets.merge import MergeScreen
+        from agentctx.tui.widgets.merge import MergeScreen  # late: on first use
 
         project = self.state.project
         if project is None:

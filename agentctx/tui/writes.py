@@ -144,7 +144,7 @@ class Writer:
 
     def kept_in_step(self, record: Record) -> None:
         """Keep the record's project's team file in step (never raises)."""
-        from agentctx import team
+        from agentctx import team  # late: 11 ms, off the TUI's open time
 
         try:
             project = proj.get(self.db, record.project_id)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
-from agentctx import __version__
+from agentctx import __version__, drift, team
 from agentctx.store import (
     chains,
     details,
@@ -328,8 +328,6 @@ def session_list(ctx: Context) -> Json:
 def drift_report(ctx: Context) -> Json:
     """CLAUDE.md drift of the project's root folder, scanned as ``agentctx sync`` scans it (with
     the embedding model when the store holds its vectors), storing nothing."""
-    from agentctx import drift
-
     project = _project(ctx)
     if project is None:
         return {"candidates": [], "diff": "", "files": [], "problems": ["no project yet"]}
@@ -378,8 +376,6 @@ def supersede(ctx: Context, ref: str) -> Json:
 def _kept(ctx: Context, record: Record) -> Record:
     """After a write: the team file at the project's root follows (projects that keep one;
     never fails the request)."""
-    from agentctx import team
-
     try:
         project = projects.get(ctx.db, record.project_id)
     except NotFound:  # the global profile

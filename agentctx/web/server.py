@@ -24,9 +24,10 @@ from __future__ import annotations
 import errno
 import hmac
 import json
-import os
 import secrets
+import signal
 import socket
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -37,6 +38,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import parse_qs, urlsplit
 
+from agentctx.core import config, logfile
+from agentctx.store import Store
+from agentctx.store.errors import StoreError
 from agentctx.web import api
 
 HOST = "127.0.0.1"
@@ -119,20 +123,9 @@ class WebServer(ThreadingHTTPServer):
     def log_error_text(self, text: str) -> None:
         """Append ``text`` to the web log (never to the page), rotating it at
         :data:`LOG_MAX_BYTES`."""
-        if self.log_path is None:
-            return
-        try:
-            self.log_path.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                if self.log_path.stat().st_size >= LOG_MAX_BYTES:
-                    os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".1"))
-            except FileNotFoundError:
-                pass
-            fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with open(fd, "a", encoding="utf-8") as handle:
-                handle.write(text.rstrip("\n") + "\n")
-        except OSError:
-            pass
+        if self.log_path is not None:
+            logfile.append(self.log_path.name, text, where=self.log_path.parent,
+                           max_bytes=LOG_MAX_BYTES)
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -262,9 +255,6 @@ class Handler(BaseHTTPRequestHandler):
         self.send_bytes(200, asset.body, asset.content_type)
 
     def _api(self, path: str) -> None:
-        from agentctx.store import Store
-        from agentctx.store.errors import StoreError
-
         try:
             body = self._json_body() if self.command in WRITE_METHODS else {}
             query = parse_qs(urlsplit(self.path).query, keep_blank_values=True)
@@ -396,8 +386,6 @@ def _peer(address: object) -> str:
 
 def _why() -> str:
     """The exception being handled, as a few words (never a traceback)."""
-    import sys
-
     error = sys.exc_info()[1]
     if error is None:
         return "unknown error"
@@ -476,8 +464,6 @@ def start(home: Path | None = None, project: str | None = None,
 def configured(home: Path | None, project: str | None,
                 port: int | None) -> tuple[WebServer, str | None]:
     """A server bound with the configuration's knobs (store path, timeouts, default port)."""
-    from agentctx.core import config
-
     cfg = config.Config.load()
     base = config.ensure_home(home)
     return bind(port, db_path=base / config.DB_NAME, project=project,
@@ -488,8 +474,6 @@ def configured(home: Path | None, project: str | None,
 
 def serve(server: WebServer) -> None:
     """Serve until Ctrl-C (or SIGTERM); then stop cleanly and close the socket."""
-    import signal
-
     def terminate(_signum: int, _frame: object) -> None:
         raise KeyboardInterrupt
 

@@ -1,4 +1,4 @@
-"""``agentctx bench`` through the real command in a subprocess."""
+"""``agentctx bench`` through the real command, run in process."""
 
 from __future__ import annotations
 

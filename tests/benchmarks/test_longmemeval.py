@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from agentctx.benchmarks import longmemeval, retrieval
-from agentctx.store import Store, fts_baseline
+from agentctx.benchmarks import fts_baseline, longmemeval, retrieval
+from agentctx.store import Store
 from tests.benchmarks.conftest import wants_slow
 from tests.conftest import SHARED
 

@@ -1,4 +1,4 @@
-"""``agentctx preview`` through the real process: what the per-prompt hook would inject, and why."""
+"""``agentctx preview``, run in process: what the per-prompt hook would inject, and why."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The record commands through the real ``agentctx`` process."""
+"""The record commands, run in process (``tests.support.cli.run_cli``)."""
 
 from __future__ import annotations
 
@@ -34,11 +34,13 @@ def test_record_search_show_supersede_history(project_dir: Path) -> None:
     assert chain[0]["rationale"] == "REST was too slow"
     text = run_cli("history", str(first["id"]), cwd=project_dir).stdout
     assert "REST was too slow" in text
-    old = json.loads(run_cli("show", short, "--json", cwd=project_dir).stdout)
+    # The successor may share the 8-character prefix (ids made in the same quarter second): after
+    # the supersede the full id names the old version.
+    old = json.loads(run_cli("show", str(first["id"]), "--json", cwd=project_dir).stdout)
     assert old["files"] == ["src/api.py"]
     assert old["superseded_by_link"]["title"] == "Internal API is gRPC"
     assert old["superseded_by_link"]["rationale"] == "REST was too slow"
-    assert "superseded:" in run_cli("show", short, cwd=project_dir).stdout
+    assert "superseded:" in run_cli("show", str(first["id"]), cwd=project_dir).stdout
     current = json.loads(run_cli("list", "--json", cwd=project_dir).stdout)
     assert [c["title"] for c in current] == ["Internal API is gRPC"]
 

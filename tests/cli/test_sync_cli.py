@@ -1,4 +1,5 @@
-"""``agentctx sync`` through the real process: proposal, --check, --json, --apply, dismissals."""
+"""``agentctx sync``: proposal, --check, --json, --apply, dismissals (in process; a real process
+where a terminal is needed)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``agentctx team``, ``import``, ``export --format`` and ``init --team`` as real processes."""
+"""``agentctx team``, ``import``, ``export --format`` and ``init --team`` run in process."""
 
 from __future__ import annotations
 

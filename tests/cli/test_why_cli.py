@@ -1,4 +1,4 @@
-"""``agentctx why`` through the real process, on receipts the real prompt hook wrote."""
+"""``agentctx why`` in process, on receipts the real prompt hook wrote."""
 
 from __future__ import annotations
 

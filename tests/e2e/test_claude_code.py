@@ -56,6 +56,8 @@ def _short_id_of(record_id: str, text: str) -> bool:
     return any(record_id.startswith(token) for token in re.findall(r"[0-9A-Z]{6,26}", text))
 
 
+@pytest.mark.slow
+@pytest.mark.ci
 def test_the_whole_loop_through_claude_code(harness: ClaudeHarness, script: ClaudeScript,
                                             project_dir: Path) -> None:
     home = harness.home

@@ -94,6 +94,8 @@ def test_plugin_manifests_validate(claude_bin: Path) -> None:
         assert "Validation passed" in done.stdout and "✘" not in done.stdout, done.stdout
 
 
+@pytest.mark.slow
+@pytest.mark.ci
 def test_the_plugin_through_claude_code(harness: ClaudeHarness, script: ClaudeScript,
                                         project_dir: Path, tmp_path: Path) -> None:
     home = harness.home

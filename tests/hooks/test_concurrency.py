@@ -27,7 +27,8 @@ from agentctx.store import Store, graph, projects, records, sessions
 from tests.hooks.conftest import at, payloads, read_log, run_hook
 from tests.support import tiny_model
 
-SIZES = [pytest.param(8, 6, 24, id="8-workers"),
+SIZES = [pytest.param(4, 4, 12, id="4-workers"),
+         pytest.param(8, 6, 24, id="8-workers", marks=[pytest.mark.slow, pytest.mark.ci]),
          pytest.param(16, 34, 120, id="16-workers-x-200-hooks",
                       marks=[pytest.mark.slow, pytest.mark.timeout(3600)])]
 HOOKS_PER_ROUND = 6

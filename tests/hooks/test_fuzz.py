@@ -219,7 +219,9 @@ def _run_process(event: str, payload: dict[str, Any], home: Path, cwd: Path) -> 
     return done.stdout.decode("utf-8")
 
 
-@pytest.mark.parametrize("examples", [pytest.param(25, id="25"),
+@pytest.mark.parametrize("examples", [pytest.param(8, id="8"),
+                                      pytest.param(25, id="25",
+                                                   marks=[pytest.mark.slow, pytest.mark.ci]),
                                       pytest.param(300, id="300",
                                                    marks=[pytest.mark.slow,
                                                           pytest.mark.timeout(3600)])])

@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.support.cli import run_cli as in_process
+
 LAUNCHER = str(Path(sys.executable).parent / "agentctx")
 PYTHON = os.path.abspath(sys.executable)  # what init registers: PYTHON -I -m agentctx
 
@@ -76,12 +78,10 @@ def home() -> Path:
 
 def run_cli(*args: str, cwd: Path | None = None, extra_env: dict[str, str] | None = None,
             stdin: str = "") -> subprocess.CompletedProcess[str]:
-    """Run the real ``agentctx`` launcher with ``claude`` off PATH."""
-    env = {key: value for key, value in os.environ.items() if key != "PATH"}
-    env["PATH"] = "/usr/bin:/bin"
-    env.update(extra_env or {})
-    return subprocess.run([LAUNCHER, *args], cwd=cwd, env=env, input=stdin,
-                          capture_output=True, text=True, timeout=120, check=False)
+    """Run ``agentctx <args>`` in process with ``claude`` off ``PATH`` (only the system
+    folders on it)."""
+    return in_process(*args, cwd=cwd, stdin=stdin,
+                      env={"PATH": "/usr/bin:/bin", **(extra_env or {})})
 
 
 @contextmanager

@@ -190,3 +190,42 @@ def test_rotation_signs_are_fixed() -> None:
     assert signs == vecside.rotation_signs(7, 16) and set(signs) == {-1.0, 1.0}
     assert signs != vecside.rotation_signs(8, 16)
     assert vecside.Built("m", DIM, 1).code_bytes == DIM * vecside.ROTATIONS // 8
+
+
+def test_records_written_after_the_build_join_its_lists_and_stay_readable(
+        isolated_home: Path, tmp_path_factory: pytest.TempPathFactory,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Write-time vectors are appended to the lists consolidation built; a list must stay a
+    BLOB (SQLite's ``||`` makes text of two blobs, which no later read could decode), so a
+    prompt after any write still finds by meaning — through the lists, not the exact scan."""
+    from agentctx.consolidate.run import consolidate
+    from agentctx.ml.embedder import forget_loaded, load_model
+    from tests.support import tiny_model
+
+    folder = tiny_model.build_wordpiece(tmp_path_factory.mktemp("models") / "wordpiece")
+    monkeypatch.setenv("AGENTCTX_EMBED_MODEL", str(folder))
+    monkeypatch.setenv("AGENTCTX_VECTOR_BACKEND", "numpy")
+    monkeypatch.setattr(vecside, "_BACKEND", ["stdlib"])
+    monkeypatch.setattr(vecside, "EXACT", 0)  # read the lists even for a small project
+    topics = list(tiny_model.TOPICS.items())
+    with Store.open() as db:
+        for i in range(40):
+            _name, words = topics[i % len(topics)]
+            rec.add(db, Draft(type="discovery", title=f"{words[0]} note {i}",
+                              body=" ".join(words)), project_id="p-alpha")
+        try:
+            consolidate(db, model=load_model(), judge=None)
+        finally:
+            forget_loaded()
+        assert vecside.built(db) is not None
+        added = [rec.add(db, Draft(type="discovery", title=f"pytest fixture coverage {i}",
+                                   body="tests run under pytest with fixtures in ci"),
+                         project_id="p-alpha") for i in range(3)]
+        kinds = {kind for (kind,) in db.rows(f"SELECT DISTINCT typeof(members) FROM "
+                                             f"{vecside.LISTS}")}
+        assert kinds <= {"blob", "null"}, kinds
+        query = db.scalar("SELECT vector FROM embeddings WHERE record_pk = ?", (added[0].pk,))
+        assert query is not None  # the write gave it a vector at once
+        vector = [float(x) for x in np.frombuffer(query, dtype=np.float32)]
+        found = vecside.nearest(db, vector, project_ids=["p-alpha"], limit=10)
+        assert {r.pk for r in added} <= {pk for pk, _cos in found}

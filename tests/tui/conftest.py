@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -77,18 +78,45 @@ class Demo(NamedTuple):
     folder: Path
 
 
-@pytest.fixture
-def demo_store(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Demo:
-    """The embedded demo in the test's home, built at ``NOW`` with fixed ids, its project under
-    ``HOME`` (so paths read ``~/harbor`` on every machine)."""
-    folder = isolated_home.parent / "harbor"
-    with monkeypatch.context() as frozen:
-        frozen.setattr(store_ids, "datetime", _FrozenDatetime)
-        frozen.setattr(store_ids, "time", _Clock)
-        frozen.setattr(os, "urandom", _Counter().urandom)
+class _Built(NamedTuple):
+    """The session's demo: where every test's copy goes, the untouched copy, the project id."""
+
+    base: Path
+    pristine: Path
+    project_id: str
+
+
+@pytest.fixture(scope="session")
+def demo_built(tmp_path_factory: pytest.TempPathFactory) -> _Built:
+    """The embedded demo, built once per session at ``NOW`` with fixed ids into a folder holding
+    the home (``.agentctx``) and the project (``harbor``), and kept untouched beside it."""
+    base = tmp_path_factory.mktemp("demo")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(store_ids, "datetime", _FrozenDatetime)
+        patch.setattr(store_ids, "time", _Clock)
+        patch.setattr(os, "urandom", _Counter().urandom)
+        patch.setenv("HOME", str(base))
+        patch.setenv("AGENTCTX_HOME", str(base / ".agentctx"))
         with Store.open() as db:
-            project_id = demo.build(db, folder, now=NOW)
-    return Demo(isolated_home, project_id, folder)
+            project_id = demo.build(db, base / "harbor", now=NOW)
+    pristine = tmp_path_factory.mktemp("demo-pristine") / "demo"
+    shutil.copytree(base, pristine, symlinks=True)
+    return _Built(base, pristine, project_id)
+
+
+@pytest.fixture
+def demo_store(demo_built: _Built, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Demo:
+    """The session's demo, afresh for this test: its home, and its project under ``HOME`` (so
+    paths read ``~/harbor`` on every machine).
+
+    The store holds absolute paths, so each test's copy is put where the demo was built (the
+    previous test's copy is replaced): a test's writes never reach the next one.
+    """
+    shutil.rmtree(demo_built.base)
+    shutil.copytree(demo_built.pristine, demo_built.base, symlinks=True)
+    monkeypatch.setenv("HOME", str(demo_built.base))
+    monkeypatch.setenv("AGENTCTX_HOME", str(demo_built.base / ".agentctx"))
+    return Demo(demo_built.base / ".agentctx", demo_built.project_id, demo_built.base / "harbor")
 
 
 @pytest.fixture(autouse=True)

@@ -300,6 +300,19 @@ def test_choosing_a_project_sets_every_pane(demo_store: Demo, tmp_path: Path) ->
     run(app_on(demo_store), steps)
 
 
+def test_a_write_seen_while_the_app_closes_is_no_crash(demo_store: Demo) -> None:
+    """The poll can fire once the app has taken its panes down on the way out."""
+    async def steps(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        assert isinstance(app, AgentctxApp)
+        await app.query_one("#panes").remove()
+        with Store.open(demo_store.home / "agentctx.db") as db:
+            rec.add(db, Draft(type="decision", title="Adopt uv for locking"),
+                    project_id=demo_store.project_id)
+        app.poll_store()
+    run(app_on(demo_store, poll_ms=60_000), steps)
+
+
 def test_help_lists_the_keys(demo_store: Demo) -> None:
     async def steps(pilot: Pilot[None]) -> None:
         await pilot.press("question_mark")

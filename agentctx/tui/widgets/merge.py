@@ -14,6 +14,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from agentctx.consolidate.duplicates import merge
 from agentctx.store import records as rec
 from agentctx.store import upkeep
 from agentctx.store.errors import StoreError
@@ -105,8 +106,6 @@ class MergeScreen(ModalScreen[bool]):
 
     def action_merge(self) -> None:
         """Supersede the older by the newer (consolidation's merge)."""
-        from agentctx.consolidate.duplicates import merge
-
         try:
             pair = self._current_pair()
             if pair is None:

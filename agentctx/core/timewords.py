@@ -20,7 +20,8 @@ Windows are computed from :func:`agentctx.core.ids.now` (``AGENTCTX_NOW`` fixes 
   ("since the migration") is resolved by the search only when exactly one current record names
   it (:attr:`TimeWindow.since_event`), and ignored otherwise.
 
-Standard library only: the per-prompt hook calls it.
+The words these phrases are made of are :data:`agentctx.core.words.TIME_WORDS`. Standard library
+only: the per-prompt hook calls it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from agentctx.core.lean import NamedTuple
-from agentctx.store.textproc import tokens
+from agentctx.core.words import MONTHS as _MONTHS
+from agentctx.core.words import SHORT_MONTHS as _SHORT_MONTHS
+from agentctx.core.words import TIME_WORDS, tokens
 
 PROJECT_START = "project-start"
 
@@ -38,9 +41,6 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "fifteen": 15, "twenty": 20, "thirty": 30, "couple": 2, "a couple of": 2,
             "couple of": 2, "a few": 3, "few": 3, "several": 4}
 _UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.4, "year": 365.0}
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
-_SHORT_MONTHS = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"sept": 9}
 
 _NUMBER = r"(\d{1,3}|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven|eight" \
           r"|nine|ten|eleven|twelve|fifteen|twenty|thirty|couple|few|several)"
@@ -61,13 +61,6 @@ _START = re.compile(r"\b(?:(?:at|from|near) the (?:very )?(?:start|beginning|out
                     r"weeks|two weeks|months?)(?: of the project)?|right at the start|"
                     r"kick-?off)\b")
 _SINCE = re.compile(r"\bsince (?:the |our |we )?([a-z0-9][\w.\-]*(?: [a-z0-9][\w.\-]*){0,2})")
-
-# Words a time phrase uses, kept out of the search terms when a phrase was read.
-TIME_WORDS = frozenset(
-    "ago back earlier before yesterday today morning afternoon tonight week weeks month months "
-    "year years day days last past previous recently lately start beginning outset kickoff kick "
-    "early late mid first couple few several since during".split()) | frozenset(_MONTHS) | \
-    frozenset(_SHORT_MONTHS)
 
 
 class TimeWindow(NamedTuple):

@@ -7,10 +7,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agentctx.core.ids import NOW_ENV, to_iso
+from agentctx.core.timewords import read
+from agentctx.core.words import TIME_WORDS, tokens
 from agentctx.store import Store, records
 from agentctx.store.models import Draft
 from agentctx.store.search import Query, search
-from agentctx.store.timewords import read
 
 NOW = datetime(2026, 11, 18, 15, 0, tzinfo=UTC)  # a Wednesday
 
@@ -97,3 +98,22 @@ def test_as_of_stays_explicit(store: Store, dated: dict[str, str]) -> None:
     hits = search(store, Query(text="503 proxy last week", project_id="p",
                                as_of=to_iso(NOW)))
     assert hits and not any(h.dated for h in hits)
+
+
+@pytest.mark.parametrize("prompt", ["what broke in the past few days?",
+                                    "what did we do this afternoon?",
+                                    "when we started, what did we pick?"])
+def test_every_phrase_the_reader_knows_reaches_the_search(prompt: str) -> None:
+    """The search reads a time phrase only when the prompt has a time word: every phrase the
+    reader knows is made of them (one list, :data:`agentctx.core.words.TIME_WORDS`)."""
+    assert read(prompt, NOW) is not None
+    assert not TIME_WORDS.isdisjoint(tokens(prompt))
+
+
+def test_a_time_named_by_words_the_old_hints_missed_is_searched(
+        store: Store, dated: dict[str, str]) -> None:
+    fresh = records.add(store, Draft(type="discovery", title="Checkout p99 doubled",
+                                     valid_from=to_iso(NOW - timedelta(days=2))),
+                        project_id="p").id
+    hits = search(store, Query(text="what changed in the past few days?", project_id="p"))
+    assert [h.record.id for h in hits] == [fresh] and hits[0].dated

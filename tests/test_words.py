@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agentctx.store import textproc
+from agentctx.core import words
 
-DATA = Path(textproc.__file__).resolve().parent.parent / "data"
+DATA = Path(words.__file__).resolve().parent.parent / "data"
 
 
 def _listed() -> dict[str, int]:
@@ -20,8 +20,8 @@ def test_every_listed_word_is_found_with_its_rank() -> None:
     software = set((DATA / "software_words.txt").read_text(encoding="utf-8")
                    .split("\n\n", 1)[1].split())
     for word, rank in listed.items():
-        expected = min(rank, textproc.SOFTWARE_WORD_RANK) if word in software else rank
-        assert textproc.word_rank(word) == expected, word
+        expected = min(rank, words.SOFTWARE_WORD_RANK) if word in software else rank
+        assert words.word_rank(word) == expected, word
 
 
 def test_the_file_is_sorted_with_ranks_one_to_ten_thousand() -> None:
@@ -32,12 +32,12 @@ def test_the_file_is_sorted_with_ranks_one_to_ten_thousand() -> None:
 
 def test_unlisted_words_and_edges() -> None:
     for word in ("", "zzzzzz", "aaaaaa", "storybook", "the the", "\n"):
-        assert textproc.word_rank(word) is None, word
-    assert textproc.word_rank("the") == 1
+        assert words.word_rank(word) is None, word
+    assert words.word_rank("the") == 1
 
 
 def test_inflections_fall_back_to_the_stem() -> None:
-    assert textproc.word_rank("incidents") == textproc.word_rank("incident") or \
-        textproc.word_rank("incidents") is not None
-    assert textproc.word_rank("deps") == textproc.SOFTWARE_WORD_RANK
-    assert textproc.word_rank("suites") == textproc.SOFTWARE_WORD_RANK
+    assert words.word_rank("incidents") == words.word_rank("incident") or \
+        words.word_rank("incidents") is not None
+    assert words.word_rank("deps") == words.SOFTWARE_WORD_RANK
+    assert words.word_rank("suites") == words.SOFTWARE_WORD_RANK
