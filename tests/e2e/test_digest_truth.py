@@ -47,6 +47,8 @@ def _add(project_dir: Path, type_: str, title: str, body: str = "") -> str:
                                      confidence="explicit"), project_id=project.id).id
 
 
+@pytest.mark.slow
+@pytest.mark.ci
 def test_the_digest_leaves_out_what_claude_md_and_memory_md_state(
         harness: ClaudeHarness, script: ClaudeScript, project_dir: Path) -> None:
     home = harness.home
