@@ -23,8 +23,9 @@ from itertools import pairwise
 from pathlib import Path
 from typing import NamedTuple
 
+from agentctx.consolidate import truth
 from agentctx.consolidate.duplicates import docs_for, document_frequency, lexical_overlap
-from agentctx.context import digest, judgement, project_profile
+from agentctx.context import already, digest, judgement, project_profile
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.ids import NOW_ENV, now_iso, to_iso
@@ -75,7 +76,16 @@ Order-tracking service.
 """,
     "harbor/__init__.py": "",
     "harbor/payments/__init__.py": "",
+    "harbor/payments/refunds.py": "",
+    "harbor/payments/payouts.py": "",
+    "harbor/billing/__init__.py": "from harbor.payments import *  # deprecated shim\n",
+    "harbor/jobs/__init__.py": "",
+    "proto/orders.proto": "syntax = \"proto3\";\n",
+    "tests/migrations/test_roundtrip.py": "",
     "harbor/api/orders.py": "",
+    "harbor/api/checkout.py": "",
+    "harbor/webhooks.py": "",
+    "tests/conftest.py": "",
     "harbor/db/queries/orders.sql": "",
     ".git/config": '[remote "origin"]\n\turl = git@github.com:harbor-labs/harbor.git\n',
     ".git/HEAD": "ref: refs/heads/main\n",
@@ -357,16 +367,17 @@ class _History:
             sessions.add_receipt(db, session_id=session_id, project_id=project.id,
                                  event="SessionStart", source="startup",
                                  record_ids=served.record_ids, scores=(), tokens=served.tokens,
-                                 chars=len(served.text))
+                                 chars=len(served.text), left_out=served.left_out)
             sessions.mark_seen(db, session_id, served.record_ids)
 
     def prompt(self, session_id: str, plan: Session, prompt: str) -> None:
         """What the per-prompt hook does: the judgement on the store as it is now, and its
         receipt (the prompt, each record's relevance and matched words) when it injects."""
         db, project = self.db, self.project
-        decision = judgement.decide(db, project.id, project.name, prompt,
-                                    judgement.settings(self.cfg),
-                                    seen=sessions.seen(db, session_id))
+        outcome = already.decide(db, project, prompt, judgement.settings(self.cfg),
+                                 self.worktrees[plan.worktree],
+                                 seen=sessions.seen(db, session_id))
+        decision = outcome.decision
         redacted = redact(prompt)
         sessions.append_meta(db, session_id, "prompts",
                              {"at": now_iso(), "text": redacted},
@@ -379,7 +390,8 @@ class _History:
                              scores=[h.relevance for h in shown],
                              tokens=estimate_tokens(decision.text), chars=len(decision.text),
                              prompt=redacted, matched=[h.matched for h in shown],
-                             pointers=[h.record.id for h in decision.pointers])
+                             pointers=[h.record.id for h in decision.pointers],
+                             left_out=[(hit.record.id, where) for hit, where in outcome.left])
         full = [h.record.id for h in decision.injected]
         sessions.mark_seen(db, session_id, full)
         records.touch(db, full)
@@ -402,6 +414,9 @@ class _History:
         for name in plan.touched:
             node = graph.ensure_node(db, project.id, "file", name)
             graph.add_edge(db, session_id, node.id, "touched")
+        # the consolidation after it measures what the memory files state, and the paths
+        truth.measure_stated(db, project)
+        truth.check_paths(db, project)
 
 
 def build(db: Store, folder: Path, *, now: datetime | None = None) -> str:

@@ -13,11 +13,13 @@ the developer's store or configuration), with its output shown as it comes:
 * ``bench/bench_web.py`` — the web view's first record row in headless Chromium, 10K records.
 * ``bench/bench_tui.py`` — the TUI's open and keystroke-to-table times against a bare Textual
   App and one store search.
+* ``bench/bench_digest.py`` — the SessionStart digest's token split (ids and metadata against
+  the whole) and the records it shows, on the demo store and a 1,000-record store.
 
 A benchmark file that does not exist is reported as missing and skipped. At the end a summary
 lists each benchmark's outcome and time; the exit code is non-zero when any benchmark failed.
 
-Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,team,web,tui]``
+Usage: ``python -m bench [--only hooks,mcp,consolidation,retrieval,drift,team,web,tui,digest]``
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ BENCHMARKS = (
     ("team", "bench_team.py"),
     ("web", "bench_web.py"),
     ("tui", "bench_tui.py"),
+    ("digest", "bench_digest.py"),
 )
 
 

@@ -27,7 +27,7 @@ from agentctx.store.selection import Selection
 
 PROJECT = Project("p1", "app", "/work/app", None)
 WORKTREES = ("/work/app", "/work/app-feature", "/work/app-hotfix")
-ORDER = [digest.HEADERS[name] for name in (digest.PROFILE, digest.DECISIONS, digest.HANDOVER,
+ORDER = [digest.HEADERS[name] for name in (digest.DECISIONS, digest.CONVENTIONS, digest.HANDOVER,
                                            digest.PREFERENCES, digest.DRIFT)]
 
 
@@ -65,6 +65,11 @@ def _headers(text: str) -> list[str]:
     return [line for line in text.splitlines() if line.startswith("## ")]
 
 
+def _ids(db: Store, text: str) -> list[str]:
+    """The whole ids of the entries of ``text`` (shown by their short ids)."""
+    return records.resolve_many(db, injection.ids_in(text))
+
+
 def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
     _add(db, "profile", "Project name: app", key="name", confidence="explicit")
     _add(db, "profile", "Test command: pytest", key="command.test", confidence="explicit")
@@ -78,6 +83,7 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
         db.execute("UPDATE records SET claudemd_drift_score = 0.9 WHERE id = ?", (drifted.id,))
     built = digest.build(db, PROJECT, cfg=_cfg())
     assert _headers(built.text) == [ORDER[0], ORDER[1], ORDER[3], ORDER[4]]
+    assert built.text.split("\n")[2] == "Commands: test `pytest`."  # the name alone: no line
     assert "Billing migration" not in built.text
     served = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
     assert _headers(served.text) == ORDER
@@ -93,7 +99,8 @@ def test_sections_in_order_with_handover_at_serve_time(db: Store) -> None:
     assert "(3 decisions, 1 convention, 2 bugfixes, 2 discoveries, 1 handover, 2 profiles)" in (
         digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg()).text)
     other = digest.serve(db, PROJECT, WORKTREES[1], cfg=_cfg())
-    assert "Billing migration" not in other.text and other.stored is True  # nothing changed
+    assert "Billing migration" not in other.text and other.stored is False  # another folder
+    assert digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg()).stored is True  # nothing changed
 
 
 def test_drift_note_is_the_one_constant_and_never_mentions_yes() -> None:
@@ -121,8 +128,9 @@ def test_default_order(db: Store) -> None:
     reinforced = _add(db, "convention", "Reinforced", valid_from="2023-01-01",
                       confidence="reinforced")
     text = digest.build(db, PROJECT, cfg=_cfg()).text
-    assert injection.ids_in(text) == [old_pinned.id, new_explicit.id, old_explicit.id,
-                                   reinforced.id, new_inferred.id]
+    # one ranked order, shown grouped: the decisions, then the conventions
+    assert _ids(db, text) == [old_pinned.id, new_explicit.id, old_explicit.id, new_inferred.id,
+                              reinforced.id]
 
 
 def test_rank_reorders_sections_and_cannot_add(db: Store) -> None:
@@ -140,18 +148,18 @@ def test_rank_reorders_sections_and_cannot_add(db: Store) -> None:
         return candidates
 
     built = digest.refresh(db, PROJECT, rank=rank, builder="consolidate", cfg=_cfg())
-    assert injection.ids_in(built.text) == [c.id, a.id]
+    assert _ids(db, built.text) == [a.id, c.id] == list(built.record_ids)
     assert stranger.id not in built.text and b.id not in built.text
     assert [section for section, _ in calls if _] == [digest.DECISIONS]
     stored = digests.load_fresh(db, "p1")
     assert stored is not None and stored.builder == "consolidate"
     assert stored.text == built.text and stored.record_ids == built.record_ids
     served = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
-    assert served.stored is True and injection.ids_in(served.text) == [c.id, a.id]
+    assert served.stored is True and _ids(db, served.text) == [a.id, c.id]
     _add(db, "decision", "Delta")
     assert digests.load_fresh(db, "p1") is None
     rebuilt = digest.serve(db, PROJECT, WORKTREES[0], cfg=_cfg())
-    assert rebuilt.stored is False and "Delta" in rebuilt.text and b.id in rebuilt.text
+    assert rebuilt.stored is False and "Delta" in rebuilt.text and b.id in rebuilt.record_ids
 
 
 def test_a_racing_write_leaves_the_digest_stale(db: Store) -> None:
@@ -250,7 +258,7 @@ def _check_shape(text: str, db: Store, worktree: str) -> None:
     current = {r.id: r for r in records.list_records(db,
                                                      Selection(project_id="p1",
                                                                include_global=True))}
-    for rid in injection.ids_in(text):
+    for rid in _ids(db, text):
         record = current[rid]
         if record.type == "handover":
             assert record.key == digest.handover_key(worktree)
@@ -274,7 +282,8 @@ def test_served_digest_always_within_budget(template: Path, specs: list[dict[str
                 assert len(served.text) <= max_chars <= config.INJECTION_MAX_CHARS
                 assert served.tokens == estimate_tokens(served.text) <= max_tokens
                 assert served.tokens <= config.SESSION_START_MAX_TOKENS
-                assert list(served.record_ids) == injection.ids_in(served.text)
+                entries = _ids(db, served.text)
+                assert list(served.record_ids)[len(served.record_ids) - len(entries):] == entries
                 _check_shape(served.text, db, worktree)
             sliced = digest.subagent_slice(db, PROJECT, max_tokens=knobs["profile_tokens"] or 50,
                                            cfg=cfg)
@@ -357,3 +366,37 @@ def test_the_drift_note_names_agents_md_where_that_is_the_memory_file(tmp_path: 
     (tmp_path / ".claude").mkdir()
     (tmp_path / ".claude" / "CLAUDE.md").write_text("# Project\n", encoding="utf-8")
     assert digest.memory_file_name(str(tmp_path)) == "CLAUDE.md"
+
+
+def test_left_out_records_are_named_under_their_sections(db: Store, tmp_path: Path) -> None:
+    """What a memory file states is left out, with one line per file under the section the
+    records belong to; a record edited after the measurement is no longer taken as stated."""
+    from agentctx.context.already import fingerprint
+    from agentctx.store import memcoverage
+
+    root = tmp_path / "app"
+    root.mkdir()
+    claude_md = root / "CLAUDE.md"
+    claude_md.write_text("- Use gRPC.\n- Tests mirror the package.\n", encoding="utf-8")
+    project = Project("p1", "app", str(root), None)
+    grpc = _add(db, "decision", "Use gRPC", confidence="explicit")
+    kept = _add(db, "decision", "Feature flags are environment variables", confidence="explicit")
+    layout = _add(db, "convention", "Tests mirror the package", confidence="explicit")
+    found = claude_md.stat()
+    with db.write():
+        memcoverage.save(db, "p1", str(root),
+                         [["f", str(claude_md), found.st_size, found.st_mtime_ns]],
+                         {r.id: ("CLAUDE.md", fingerprint(r)) for r in (grpc, layout)})
+    text = digest.build(db, project, cfg=_cfg()).text
+    lines = text.split("\n")
+    decisions = lines[lines.index("## Decisions"):lines.index("## Conventions")]
+    assert decisions[-1] == "- 1 decision is left out: CLAUDE.md already states it."
+    assert len(decisions) == 3 and "Feature flags" in decisions[1]
+    assert lines[lines.index("## Conventions") + 1] == \
+        "- 1 convention is left out: CLAUDE.md already states it."
+    built = digest.build(db, project, cfg=_cfg())
+    assert dict(built.left_out) == {grpc.id: "CLAUDE.md", layout.id: "CLAUDE.md"}
+    assert kept.id in built.record_ids and grpc.id not in built.record_ids
+    # changed since measured
+    records.update(db, grpc.id, title="Use gRPC between services", actor="cli")
+    assert grpc.id in digest.build(db, project, cfg=_cfg()).record_ids

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agentctx.benchmarks import retrieval
-from agentctx.context import judgement
+from agentctx.context import injection, judgement
 from agentctx.context.judgement import CAPPED, CUT, INJECT, POINTER, SEEN, WEAK
 from agentctx.core import config
 from agentctx.store import Store, projects, records, sessions
@@ -68,7 +68,8 @@ def test_every_candidate_gets_its_outcome(tmp_path: Path) -> None:
                                     seen={seen})
         selected = judgement.select(db, "p", "billing cache expires", knobs, seen={seen})
         hook_view = judgement.judge(db, "p", "billing cache expires", knobs, seen={seen})
-    verdicts, text = decision.verdicts, decision.text
+        in_text = set(records.resolve_many(db, injection.ids_in(decision.text)))
+    verdicts = decision.verdicts
     outcome = {v.hit.record.id: v.outcome for v in verdicts}
     assert outcome[seen] == SEEN and verdicts[-1].hit.record.id == seen
     chances = [v.probability or 0.0 for v in verdicts if v.outcome != SEEN]
@@ -78,8 +79,8 @@ def test_every_candidate_gets_its_outcome(tmp_path: Path) -> None:
     assert [outcome[r] for r in picked] in ([INJECT, INJECT, CUT], [INJECT, CUT, CUT])
     assert outcome[weak] in (WEAK, CAPPED) and [r for r in strong if outcome[r] == CAPPED] == \
         [r for r in strong if r not in picked]
-    assert all(f"[{r}]" in text for r in picked if outcome[r] == INJECT)
-    assert not any(f"[{r}]" in text for r in picked if outcome[r] == CUT)
+    assert all(r in in_text for r in picked if outcome[r] == INJECT)
+    assert not any(r in in_text for r in picked if outcome[r] == CUT)
     assert [h.record.id for h in decision.injected] == [r for r in picked
                                                         if outcome[r] == INJECT]
     # CUT is the budget's word: the judgement itself picked those in full.
@@ -103,9 +104,10 @@ def test_tiers_full_pointer_and_nothing(tmp_path: Path) -> None:
             full_confidence=chance + 1e-6, pointer_confidence=chance - 1e-6))
         nothing = judgement.decide(db, "p", "app", prompt, DEFAULTS._replace(
             full_confidence=chance + 1e-6, pointer_confidence=chance + 1e-6))
+        short = records.short_ids(db, [grpc])[grpc]
     assert [h.record.id for h in full.injected] == [grpc] and "protobuf in proto/" in full.text
     assert [h.record.id for h in pointer.pointers] == [grpc] and not pointer.injected
-    assert f"- [{grpc}] decision · pointer · Use gRPC for the internal API" in pointer.text
+    assert f"- [{short}] decision · pointer · Use gRPC for the internal API" in pointer.text
     assert "protobuf" not in pointer.text and "may relate" in pointer.text
     assert pointer.verdicts[0].outcome == POINTER
     assert nothing.text == "" and all(v.outcome == WEAK for v in nothing.verdicts)

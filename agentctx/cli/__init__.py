@@ -24,6 +24,7 @@ from agentctx.cli import (
     records,
     sync,
     team,
+    verify,
     web,
     why,
 )
@@ -66,7 +67,7 @@ def _register() -> None:
         return
     _registered.append(True)
     for area in (records, admin, mcp, install, hooks, consolidate, profile, extract, bench, sync,
-                 team, web, why):
+                 team, web, why, verify):
         area.register(app)
     readable(app)
 

@@ -23,6 +23,7 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.cli.render import plural
+from agentctx.context.injection import gone_note
 from agentctx.core import config
 from agentctx.ops import teamsync
 from agentctx.ops.export import render_markdown, write_backup
@@ -44,6 +45,7 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
     """``agentctx status --json``: the store's overview of the project, as JSON-ready data."""
     cfg = config.Config.load()
     view = stats.overview(db, project, prune_after_days=cfg.get_int("prune_after_days"))
+    shorts = rec.short_ids(db, [record.id for record, _ in view.possibly_stale])
     cost = view.extraction
     return {
         "version": __version__,
@@ -60,6 +62,9 @@ def _status_data(db: Store, project: Project) -> dict[str, Any]:
         "sessions": [s._asdict() for s in view.sessions],
         "merge_candidates": view.merge_candidates,
         "prune_candidates": view.prune_candidates,
+        "possibly_stale": [{"id": record.id, "short_id": shorts[record.id],
+                            "title": record.title, "gone": list(state.gone)}
+                           for record, state in view.possibly_stale],
     }
 
 
@@ -131,6 +136,13 @@ def status(project: str | None = ProjectOption, json_out: bool = JsonOption) -> 
             echo(f"{label} ({len(found)})")
             for line in found[:10]:
                 echo(f"  {line}")
+    stale = data["possibly_stale"]
+    if stale:
+        echo("")
+        echo(f"possibly stale ({len(stale)}): every path they name is gone — 'agentctx verify' "
+             "resolves them")
+        for item in stale[:10]:
+            echo(f"  {item['short_id']:<10}  {item['title']}{gone_note(item['gone'])}")
 
 
 # ----------------------------------------------------------------------------------- projects

@@ -9,10 +9,12 @@ is logged to ``<home>/logs/hooks.log``; the child's own output goes to
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import typer
 
+from agentctx import drift
 from agentctx.cli.common import (
     JsonOption,
     ProjectOption,
@@ -21,8 +23,9 @@ from agentctx.cli.common import (
     open_store,
     print_json,
 )
-from agentctx.context import judgement
-from agentctx.context.judgement import CUT, INJECT, OUTCOMES, POINTER
+from agentctx.context import already, judgement
+from agentctx.context.injection import gone_note
+from agentctx.context.judgement import CUT, INJECT, OUTCOMES, POINTER, STATED
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.hooklog import log_problem
@@ -70,13 +73,14 @@ def preview(
 ) -> None:
     """Show exactly what the per-prompt hook would inject for a prompt — in full or as a
     pointer — and why each candidate was or was not (probability, relevance, matched words,
-    cosine). Injects and records nothing."""
+    cosine, already in CLAUDE.md, paths gone). Injects and records nothing."""
     if not prompt.strip():
         fail("the prompt is empty: pass the text you would type in Claude Code")
     knobs = judgement.settings(config.Config.load())
     with open_store() as db:
         target = current_project(db, project)
         decision = judgement.Decision([], "", [], [])
+        left: dict[str, str] = {}
         why = judgement.not_judged(prompt, target)
         if not why:
             seen: frozenset[str] | set[str] = frozenset()
@@ -85,7 +89,10 @@ def preview(
                     seen = sessions.seen(db, sessions.resolve(db, session).session_id)
                 except NotFound:
                     fail(f"no session {session!r} in the store (see 'agentctx status')")
-            decision = judgement.decide(db, target.id, target.name, prompt, knobs, seen=seen)
+            root = str(drift.project_folder(db, target, os.getcwd()))
+            outcome = already.decide(db, target, prompt, knobs, root, seen=seen)
+            decision = outcome.decision
+            left = {hit.record.id: where for hit, where in outcome.left}
         semantic = judgement.semantic_check_state(db, knobs)
         listed = _listed(decision.verdicts, limit)
         shorts = rec.short_ids(db, [*(v.hit.record.id for v in listed),
@@ -105,25 +112,38 @@ def preview(
                                     "cosine": v.cosine, "matched": list(v.hit.matched),
                                     "replaces": v.hit.via, "dated": v.hit.dated,
                                     "found_by": v.found_by, "outcome": v.outcome,
-                                    "why": judgement.OUTCOMES[v.outcome]}
+                                    "why": _why(v, left, decision.gone),
+                                    "stated_in": left.get(v.hit.record.id),
+                                    "gone": decision.gone.get(v.hit.record.id, [])}
                                    for v in listed],
                     "injected_text": injected,
                     "tokens": estimate_tokens(injected) if injected else 0})
     elif why or decision.skipped:
         typer.echo(f"nothing would be injected: {why or decision.skipped}")
     else:
-        typer.echo(_preview_text(target.name, settings, listed, shorts, decision, text))
+        typer.echo(_preview_text(target.name, settings, listed, shorts, decision, text, left))
+
+
+def _why(verdict: Verdict, left: dict[str, str], gone: dict[str, list[str]]) -> str:
+    """Why a candidate was or was not injected, in words."""
+    record_id = verdict.hit.record.id
+    if verdict.outcome == STATED and record_id in left:
+        return f"already in {left[record_id]}"
+    why = OUTCOMES[verdict.outcome]
+    return why + gone_note(gone[record_id]) if record_id in gone else why
 
 
 def _listed(verdicts: list[Verdict], limit: int) -> list[Verdict]:
-    """Every candidate shown (or cut for room), then up to ``limit`` of the others."""
-    chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT)]
-    others = [v for v in verdicts if v.outcome not in (INJECT, POINTER, CUT)]
+    """Every candidate shown (or cut for room, or left out as already stated), then up to
+    ``limit`` of the others."""
+    chosen = [v for v in verdicts if v.outcome in (INJECT, POINTER, CUT, STATED)]
+    others = [v for v in verdicts if v.outcome not in (INJECT, POINTER, CUT, STATED)]
     return chosen + others[:limit]
 
 
 def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Verdict],
-                  shorts: dict[str, str], decision: Decision, show_text: bool) -> str:
+                  shorts: dict[str, str], decision: Decision, show_text: bool,
+                  left: dict[str, str]) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
     lines = [f"{project_name}: in full from probability {settings['full_confidence']:.2f}, "
@@ -137,7 +157,7 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
         lines.append(f"  {v.outcome:<7} {chance}  rel {v.hit.relevance:.2f}  {cosine}  "
                      f"{shorts[v.hit.record.id]:<12} {v.hit.record.type:<10} "
                      f"{v.hit.record.title}")
-        detail = OUTCOMES[v.outcome]
+        detail = _why(v, left, decision.gone)
         if v.hit.matched:
             detail += "; matched: " + ", ".join(v.hit.matched)
         if v.hit.via:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import typer
 
-from agentctx.cli.common import JsonOption, YesOption, fail, print_json
+from agentctx.cli.common import JsonOption, YesOption, caller, fail, print_json, say_note
 from agentctx.core import config
 from agentctx.install import (
     InstallError,
@@ -24,7 +24,7 @@ from agentctx.install import (
 )
 from agentctx.install import jsonfile as jf
 from agentctx.ml import embedder
-from agentctx.ops import teamsync
+from agentctx.ops import memory_import, teamsync
 from agentctx.store import Store
 from agentctx.store import projects as proj
 
@@ -65,6 +65,9 @@ def init(
     team_file: bool = typer.Option(False, "--team",
                                    help="Also keep .agentctx/context.md for this folder's "
                                         "project (a git repository)."),
+    claude_memory: bool = typer.Option(False, "--claude-memory",
+                                       help="Also import this project's Claude Code auto "
+                                            "memory (read only; offered in a terminal)."),
 ) -> None:
     """Register agentctx's hooks and MCP server with Claude Code (explicit and reversible)."""
     if scope not in ("user", "project"):
@@ -78,6 +81,8 @@ def init(
             _team_on()
         if download_model:
             _download_model()
+        if not dry_run:
+            _offer_memory_import(claude_memory)
         return
     try:
         plan = plan_init(scope)
@@ -118,6 +123,30 @@ def init(
         _team_on()
     if download_model:
         _download_model()
+    _offer_memory_import(claude_memory)
+
+
+def _offer_memory_import(asked: bool) -> None:
+    """Offer to import this folder's project's Claude Code auto memory (``--claude-memory``
+    imports it without asking; without a terminal, one line says how)."""
+    count = memory_import.memories_here(os.getcwd())
+    if not count:
+        return
+    if not asked:
+        question = (f"Claude Code's auto memory for this project holds {count} memories; "
+                    "import them into agentctx (read only)?")
+        if not _interactive():
+            typer.echo(f"note: {question.split(';')[0]}: 'agentctx import --claude-memory' "
+                       "imports them (read only)")
+            return
+        if not typer.confirm(question, default=True):
+            return
+    with Store.open() as db:
+        project = proj.resolve(db, os.getcwd()).project
+        done = memory_import.import_memory(db, caller(), project)
+    for line in done.lines:
+        typer.echo(line)
+    say_note(done.note)
 
 
 def _team_on() -> None:

@@ -18,6 +18,7 @@ from agentctx.cli.common import (
     print_json,
 )
 from agentctx.cli.render import plural
+from agentctx.drift import loaded
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
@@ -58,6 +59,7 @@ def sync(
             return
         encoder = None if keyword else drift.default_encoder(db)
         found = drift.proposal(db, project, os.getcwd(), encoder=encoder)
+        _measure_stated(db, project, encoder)
         shorts = rec.short_ids(db, drift.record_ids(found))
         if json_out:
             document = drift.as_json(found, shorts)
@@ -168,11 +170,19 @@ def _confirm_and_apply(db: Store, found: drift.Proposal, encoder: drift.Embedder
 
 def _apply(db: Store, found: drift.Proposal, encoder: drift.Embedder | None) -> drift.Applied:
     try:
-        return drift.apply(db, found, encoder=encoder)
+        applied = drift.apply(db, found, encoder=encoder)
     except drift.Changed as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"could not write the changes ({exc}); nothing is half-written")
+    _measure_stated(db, found.scan.project, encoder)
+    return applied
+
+
+def _measure_stated(db: Store, project: Project, encoder: drift.Embedder | None) -> None:
+    """What this folder's memory files now state, for the hooks to leave out (as
+    consolidation measures it)."""
+    loaded.refresh(db, project, drift.project_folder(db, project, os.getcwd()), encoder=encoder)
 
 
 def register(app: typer.Typer) -> None:

@@ -1,4 +1,5 @@
-"""Team commands: ``team on|off|status|sync`` and ``import`` (team files and backups)."""
+"""Team commands: ``team on|off|status|sync`` and ``import`` (team files, backups and Claude
+Code's auto memory)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from agentctx.cli.common import (
     say_note,
 )
 from agentctx.cli.render import plural
-from agentctx.ops import teamsync
+from agentctx.ops import memory_import, teamsync
 from agentctx.ops.teamsync import Conflict, ImportReport, SyncResult, TeamProblem, TeamStatus
 from agentctx.store import projects as proj
 from agentctx.store.db import Store
@@ -125,10 +126,20 @@ def import_cmd(
                                        "default: this worktree's .agentctx/context.md."),
     fmt: str | None = typer.Option(None, "--format",
                                    help="md, json or jsonl (default: from the extension)."),
+    claude_memory: bool = typer.Option(False, "--claude-memory",
+                                       help="Import the project's Claude Code auto memory "
+                                            "(~/.claude/projects/<project>/memory/; read only)."),
     project: str | None = ProjectOption,
     json_out: bool = JsonOption,
 ) -> None:
-    """Read a team file (into the current project) or a backup (into the store)."""
+    """Read a team file (into the current project), a backup (into the store), or Claude
+    Code's auto memory (--claude-memory)."""
+    if claude_memory:
+        if path is not None or fmt is not None:
+            fail("--claude-memory reads the project's auto memory folder: give no file or "
+                 "--format with it")
+        _import_claude_memory(project, json_out)
+        return
     with open_store() as db:
         try:
             done = teamsync.import_file(db, caller(), path, fmt, project)
@@ -161,6 +172,20 @@ def _say_team_import(path: str, report: ImportReport, json_out: bool) -> None:
             typer.echo(f"  {plural(len(report.skipped_forgotten), 'record')} forgotten here "
                        f"{were} not imported again")
     if report.conflicts or report.errors:
+        raise typer.Exit(1)
+
+
+def _import_claude_memory(project: str | None, json_out: bool) -> None:
+    with open_store() as db:
+        target = _project_here(db, project)
+        done = memory_import.import_memory(db, caller(), target)
+    say_note(done.note)
+    if json_out:
+        print_json({"project": target.id, **done.report.as_dict()})
+    else:
+        for line in done.lines:
+            typer.echo(line)
+    if done.report.problems:
         raise typer.Exit(1)
 
 

@@ -65,10 +65,21 @@ def _items(db: Store, receipt: Receipt) -> list[dict[str, Any]]:
     return items
 
 
+def _left_out(db: Store, receipt: Receipt) -> list[dict[str, Any]]:
+    """The records the injection left out because a memory file already states them."""
+    found, _missing = rec.get_many(db, [rid for rid, _ in receipt.left_out])
+    by_id = {record.id: record for record in found}
+    shorts = rec.short_ids(db, list(by_id))
+    return [{"id": rid, "short_id": shorts.get(rid, rid[:10]),
+             "title": by_id[rid].title if rid in by_id else None, "stated_in": where,
+             "why": f"already in {where}"} for rid, where in receipt.left_out]
+
+
 def _receipt_dict(db: Store, receipt: Receipt) -> dict[str, Any]:
     return {"id": receipt.id, "event": receipt.event, "source": receipt.source,
             "at": receipt.created_at, "prompt": receipt.prompt, "tokens": receipt.tokens,
-            "chars": receipt.chars, "records": _items(db, receipt)}
+            "chars": receipt.chars, "records": _items(db, receipt),
+            "left_out": _left_out(db, receipt)}
 
 
 def explain(db: Store, session: Session) -> dict[str, Any]:
@@ -124,6 +135,7 @@ def render_text(story: dict[str, Any]) -> str:
         lines.append(f"injected {count} record{'s' if count != 1 else ''}, {receipt['tokens']} "
                      f"tokens, {receipt['chars']} characters (receipt #{receipt['id']}):")
         lines += _record_lines(receipt["records"])
+        lines += _left_lines(receipt.get("left_out", []))
     elif prompt is not None:
         text = " ".join(prompt["text"].split())[:80]
         lines.append(f"last prompt ({_when(prompt['at'])}): \"{text}\"")
@@ -143,7 +155,16 @@ def render_text(story: dict[str, Any]) -> str:
         lines.append(f"session start ({start['source'] or 'startup'}, {_when(start['at'])}): "
                      f"digest of {count} record{'s' if count != 1 else ''}, {start['tokens']} "
                      "tokens")
+        lines += _left_lines(start.get("left_out", []))
     return "\n".join(lines)
+
+
+def _left_lines(left: list[dict[str, Any]]) -> list[str]:
+    if not left:
+        return []
+    return [f"left out {len(left)} (a memory file Claude Code loads already states them):"] + [
+        f"  {item['short_id']}  {item['title'] or '(forgotten since)'} — {item['why']}"
+        for item in left]
 
 
 def why(

@@ -23,6 +23,11 @@ Steps, in order (each checks the time box before it starts and between batches):
 6. **drift** — each project's CLAUDE.md drift scan (:mod:`agentctx.drift`) against the memory
    files at its root, with the model's vectors when there are some; stores the drift scores the
    digest's note counts. Never writes a memory file.
+   **verify** — the paths every current record names, checked at the project's root
+   (:mod:`agentctx.consolidate.truth`): what ``status`` and ``agentctx verify`` call possibly
+   stale. **stated** — which records the memory files Claude Code loads (CLAUDE.md, AGENTS.md,
+   MEMORY.md's head) already state, at the root and recent worktrees: the digest and the
+   per-prompt hook leave those out.
 7. **digests** — each project's SessionStart digest, sections ranked against recent prompts.
 
 Merges and the archive change records, so they run before the index check (which is stamped with
@@ -42,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agentctx import drift
-from agentctx.consolidate import duplicates, scores
+from agentctx.consolidate import duplicates, scores, truth
 from agentctx.consolidate.query_side_file import ensure
 from agentctx.consolidate.rank import ranker
 from agentctx.context import digest
@@ -72,8 +77,9 @@ LOCK_NAME = "consolidate"
 META_LAST_RUN = "consolidate_last_run"
 DEFAULT_BATCH = 1024
 MERGE_REVIEWS_PER_RUN = 20
+CHECK_BUDGET = 2000  # stats a digest built here may spend on the paths its candidates name
 STEPS = ("embed", "query-model", "duplicates", "scores", "archive", "team", "index", "drift",
-         "digests")
+         "verify", "stated", "digests")
 
 Progress = Callable[[str], None]
 
@@ -100,6 +106,8 @@ class Report:
     archived: int = 0
     drift_scanned: int = 0  # projects whose memory files were scanned
     drift_flagged: int = 0  # their records missing from or contradicted by the memory files
+    possibly_stale: int = 0  # current records whose named paths are all gone
+    stated: int = 0  # current records the memory files Claude Code loads already state
     digests: int = 0
     team_files: int = 0  # team files (.agentctx/context.md) rewritten
     seconds: dict[str, float] = field(default_factory=dict)
@@ -195,6 +203,8 @@ def _run(db: Store, *, project_ids: Sequence[str] | None, cfg: config.Config, em
     if model is not None:
         steps.append(("index", lambda: _index(db, model, progress)))
     steps.append(("drift", lambda: _drift(db, scope, model, clock, report, progress)))
+    steps.append(("verify", lambda: _verify(db, scope, clock, report, progress)))
+    steps.append(("stated", lambda: _stated(db, scope, model, clock, report, progress)))
     steps.append(("digests", lambda: _digests(db, scope, model, cfg, clock, report, progress)))
     for name, work in steps:
         if not step(name, work):
@@ -325,6 +335,34 @@ def _drift(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
     return True
 
 
+def _verify(db: Store, scope: Sequence[str] | None, clock: _Clock, report: Report,
+            progress: Progress) -> bool:
+    for project in _projects(db, scope):
+        if clock.over():
+            return False
+        if project.paused:
+            continue
+        report.possibly_stale += truth.check_paths(db, project).stale
+    progress(f"paths: {report.possibly_stale} records possibly stale")
+    return True
+
+
+def _stated(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | None,
+            clock: _Clock, report: Report, progress: Progress) -> bool:
+    encoder = drift.encoder_for(db, model)
+    for project in _projects(db, scope):
+        if clock.over():
+            return False
+        if project.paused or not os.path.isdir(project.root):
+            continue
+        try:
+            report.stated += truth.measure_stated(db, project, encoder=encoder)
+        except OSError as exc:  # an unreadable folder: the other projects are still measured
+            log.warning("memory files of %s not measured: %s", project.root, exc)
+    progress(f"memory files: {report.stated} records already stated")
+    return True
+
+
 def _team_files(db: Store, scope: Sequence[str] | None, team: TeamStep | None, report: Report,
                 progress: Progress) -> bool:
     """Bring the team file of each opted-in project in step, through the caller's ``team``."""
@@ -351,7 +389,7 @@ def _digests(db: Store, scope: Sequence[str] | None, model: EmbeddingModel | Non
         if clock.over():
             return False
         digest.refresh(db, project, rank=ranker(db, project.id, model, prompts=prompts),
-                       builder="consolidate", cfg=cfg)
+                       builder="consolidate", cfg=cfg, check_budget=CHECK_BUDGET)
         report.digests += 1
     progress(f"digests rebuilt for {report.digests} projects")
     return True

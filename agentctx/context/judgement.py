@@ -38,10 +38,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from agentctx.context import evidence, injection, prompt_kind
+from agentctx.context import evidence, injection, pathcheck, prompt_kind
 from agentctx.core import config
 from agentctx.core.budget import char_limit, pack, truncate
 from agentctx.core.lean import NamedTuple
+from agentctx.store import records as store_records
 from agentctx.store.db import Store
 from agentctx.store.models import Hit, Project, project_scope
 from agentctx.store.records import by_pks
@@ -144,7 +145,7 @@ class Verdict(NamedTuple):
 
 
 INJECT, POINTER, SEEN, WEAK, CAPPED, CUT = "inject", "pointer", "seen", "weak", "capped", "cut"
-CHAT = "chat"
+CHAT, STATED = "chat", "stated"
 OUTCOMES = {
     INJECT: "injected in full",
     POINTER: "injected as a pointer (ctx_get opens it)",
@@ -153,6 +154,7 @@ OUTCOMES = {
     CHAT: "the prompt is talk about the conversation (thanks, go ahead, undo that)",
     CAPPED: "beyond prompt_records",
     CUT: "no room left in the prompt budget",
+    STATED: "left out: a memory file Claude Code loads already states it",
 }
 
 
@@ -167,6 +169,8 @@ class Decision(NamedTuple):
     pointers: list[Hit]
     # Why nothing was weighed at all (the prompt's kind), "" when the candidates were.
     skipped: str = ""
+    # Records shown whose named paths are all gone (marked in the text, ranked down), by id.
+    gone: dict[str, list[str]] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
 
     @property
     def shown(self) -> list[Hit]:
@@ -175,18 +179,30 @@ class Decision(NamedTuple):
 
 
 def decide(db: Store, project_id: str, project_name: str, prompt: str, knobs: Settings, *,
-           seen: Collection[str] = ()) -> Decision:
-    """The per-prompt decision: :func:`judge`, then :func:`compose` of what it picked."""
+           seen: Collection[str] = (), root: str | None = None) -> Decision:
+    """The per-prompt decision: :func:`judge`, then :func:`compose` of what it picked.
+
+    With ``root`` (the project folder the session works in), the paths the picked records name
+    are checked there (:mod:`agentctx.context.pathcheck`): a record whose paths are all gone comes
+    after the others, marked.
+    """
     if prompt.strip() and prompt_kind.kind(prompt) == prompt_kind.CHAT:
         return Decision([], "", [], [], OUTCOMES[CHAT])
     verdicts = judge(db, project_id, prompt, knobs, seen)
+    picked = [v.hit for v in verdicts if v.outcome in (INJECT, POINTER)]
+    gone: dict[str, list[str]] = {}
+    if root is not None and picked:
+        gone = pathcheck.check(db, root, [h.record for h in picked])
+    full_hits = [v.hit for v in verdicts if v.outcome == INJECT]
+    full_hits.sort(key=lambda h: h.record.id in gone)  # stable: the others keep their order
     text, full, pointers = compose(
-        [v.hit for v in verdicts if v.outcome == INJECT], project_name, knobs,
-        pointers=[v.hit for v in verdicts if v.outcome == POINTER])
+        full_hits, project_name, knobs,
+        pointers=[v.hit for v in verdicts if v.outcome == POINTER],
+        shorts=short_ids(db, picked), gone=gone)
     shown = {hit.record.id for hit in (*full, *pointers)}
     return Decision([v._replace(outcome=CUT) if v.outcome in (INJECT, POINTER) and
                      v.hit.record.id not in shown else v for v in verdicts], text, full,
-                    pointers)
+                    pointers, gone={k: v for k, v in gone.items() if k in shown})
 
 
 def select(db: Store, project_id: str, prompt: str, knobs: Settings,
@@ -346,16 +362,29 @@ def semantic_check_state(db: Store, knobs: Settings) -> str:
         f"on, without candidates by meaning ({why})"
 
 
+def short_ids(db: Store, hits: Sequence[Hit]) -> dict[str, str]:
+    """The store's short ids of the records ``hits`` show and of the records they replace."""
+    if not hits:
+        return {}
+    return store_records.short_ids(db, list(dict.fromkeys(
+        [h.record.id for h in hits] + [h.via for h in hits if h.via])))
+
+
 def compose(hits: Sequence[Hit], project_name: str, knobs: Settings, *,
-            pointers: Sequence[Hit] = ()) -> tuple[str, list[Hit], list[Hit]]:
+            pointers: Sequence[Hit] = (), shorts: dict[str, str] | None = None,
+            gone: dict[str, list[str]] | None = None) -> tuple[str, list[Hit], list[Hit]]:
     """The fenced injection of ``hits`` in full and ``pointers`` as one-line pointers, within the
     per-prompt budget; returns the text and the hits it shows in full and as pointers.
 
     Full entries are added in order while they fit; the first that does not fit whole is cut with
     a ``… ctx_get <id>`` marker (when at least its first line fits) and no full entry follows it.
     Pointers follow, each whole or not at all. The laws cap the budget and the number of records
-    (pointers count) whatever ``knobs`` say.
+    (pointers count) whatever ``knobs`` say. Records are named by ``shorts`` (the store's short
+    ids; the whole id for one it lacks); a record dated where the prompt points, or a handover,
+    shows its date, and one whose named paths are all gone (``gone``) says so.
     """
+    shorts = shorts or {}
+    gone = gone or {}
     room_records = min(knobs.max_records, config.PROMPT_MAX_RECORDS)
     hits = list(hits)[:room_records]
     pointers = list(pointers)[:room_records - len(hits)]
@@ -371,11 +400,15 @@ def compose(hits: Sequence[Hit], project_name: str, knobs: Settings, *,
     entries: list[str] = []
     full: list[Hit] = []
     for hit in hits:
-        entry = injection.item_block(hit.record, replaces=hit.via)
+        short = shorts.get(hit.record.id)
+        since = hit.dated or hit.record.type == "handover"
+        entry = injection.item_block(hit.record, replaces=shorts.get(hit.via, hit.via)
+                                     if hit.via else None, short=short, since=since,
+                                     gone=gone.get(hit.record.id, ()))
         room = limit - used - 1
         if len(entry) > room:
-            marker = f" … ctx_get {hit.record.id}"
-            if room < len(injection.item_head(hit.record)) + len(marker):
+            marker = f" … ctx_get {short or hit.record.id}"
+            if room < len(injection.item_head(hit.record, short)) + len(marker):
                 break
             entry = truncate(entry, room, marker)
             entries.append(entry)
@@ -387,7 +420,7 @@ def compose(hits: Sequence[Hit], project_name: str, knobs: Settings, *,
         used += len(entry) + 1
     shown_pointers: list[Hit] = []
     for hit in pointers:
-        line = injection.pointer_line(hit.record)
+        line = injection.pointer_line(hit.record, shorts.get(hit.record.id))
         if len(line) > limit - used - 1:
             break
         entries.append(line)

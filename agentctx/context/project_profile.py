@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from agentctx.context import injection
 from agentctx.core.safeio import read_small_text
 from agentctx.store import profiles, records
 from agentctx.store.db import Store
@@ -256,3 +258,33 @@ def refresh(db: Store, project: Project) -> list[Record]:
 def current(db: Store, project_id: str) -> list[Record]:
     """The project's current profile records, in a stable order (name, stack, commands …)."""
     return profiles.project_profile(db, project_id)
+
+
+def _value(record: Record) -> str:
+    """What a profile record says, without its label ("Test command: make test" → "make test")."""
+    title = " ".join(injection.clean(record.title).split())
+    return title.split(": ", 1)[1] if ": " in title else title
+
+
+def lines(profile: Sequence[Record], project_name: str, max_chars: int) -> list[str]:
+    """The project profile in at most two lines: what the project is (name, stack, entry points,
+    anything else detected), then its commands. Nothing when it only knows its name."""
+    by_key = {r.key: r for r in profile if r.key}
+    name = _value(by_key["name"]) if "name" in by_key else project_name
+    first = f"{injection.PROFILE_LEADS[0]}{name}"
+    parts = [_value(by_key["stack"])] if "stack" in by_key else []
+    if "entry_points" in by_key:
+        parts.append(f"entry points {_value(by_key['entry_points'])}")
+    known = {"name", "stack", "entry_points", *(f"command.{kind}" for kind in COMMAND_KINDS)}
+    parts.extend(" ".join(injection.clean(r.title).split()) for r in profile
+                 if r.key not in known)
+    commands = [f"{kind} `{_value(by_key[f'command.{kind}'])}`" for kind in COMMAND_KINDS
+                if f"command.{kind}" in by_key]
+    found = []
+    if parts:
+        found.append(f"{first}: {'; '.join(parts)}.")
+    if commands:
+        found.append(f"{injection.PROFILE_LEADS[1]}{', '.join(commands)}.")
+    half = max(0, max_chars // max(1, len(found)) - 1)
+    return [line if len(line) <= half else line[:max(0, half - 1)].rstrip() + "…"
+            for line in found if half > 1]

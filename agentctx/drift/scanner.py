@@ -17,6 +17,7 @@ text) is stated by it. Reads only; :func:`record` stores the verdict.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -72,6 +73,7 @@ class Scan(NamedTuple):
     superseded: dict[str, Record]  # every superseded decision or convention, by id
     current: dict[str, Record]  # checked records and the current ends of chains, by id
     vectors: bool  # whether the vector side took part
+    stated_in: dict[str, str] = {}  # noqa: RUF012 - present record id -> the file stating it
 
     @property
     def flagged(self) -> int:
@@ -105,10 +107,12 @@ def _chain_end(record: Record, by_id: dict[str, Record]) -> Record | None:
 
 
 def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = None,
-         params: Params = DEFAULT, memory: Memory | None = None) -> Scan:
-    """Scan the memory files of the folder ``root`` against ``project``'s records."""
+         params: Params = DEFAULT, memory: Memory | None = None,
+         checked: Sequence[Record] | None = None) -> Scan:
+    """Scan the memory files of the folder ``root`` against ``project``'s records (``checked``:
+    the current records to check, default :func:`agentctx.store.drift_state.checked`)."""
     memory = memory if memory is not None else memfiles.read(root)
-    checked = store_drift.checked(db, project.id)
+    checked = list(checked) if checked is not None else store_drift.checked(db, project.id)
     superseded = store_drift.superseded(db, project.id)
     dismissed = frozenset(store_drift.dismissed(db, project.id))
     by_id: dict[str, Record] = {r.id: r for r in (*checked, *superseded)}
@@ -162,6 +166,13 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
         return record_id in named or measured.matches[record_id].score >= threshold
 
     present = frozenset(r.id for r in checked if stated(r.id))
+    stated_in: dict[str, str] = {}
+    for record_id in present:
+        naming = next((u for u in memory.units if record_id in u.ids), None) \
+            if record_id in named else None
+        position = measured.matches[record_id].unit if naming is None else naming.position
+        if position is not None:
+            stated_in[record_id] = memory.units[position].file
     candidates: list[Candidate] = []
     scores: dict[str, float] = {}
     chain_members: dict[int, list[str]] = {}
@@ -212,7 +223,8 @@ def scan(db: Store, project: Project, root: Path, *, encoder: Embedder | None = 
     candidates.sort(key=lambda c: (CLASSES.index(c.kind), -c.score, c.record.valid_from))
     current = {r.id: r for r in by_id.values() if r.current}
     return Scan(project, Path(memory.root), memory, tuple(checked), present, tuple(candidates),
-                scores, dismissed, {r.id: r for r in superseded}, current, encoder is not None)
+                scores, dismissed, {r.id: r for r in superseded}, current, encoder is not None,
+                stated_in)
 
 
 def record(db: Store, result: Scan) -> None:

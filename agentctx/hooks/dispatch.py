@@ -7,7 +7,9 @@ and ``subagent-start``; each has a module here with ``handle(ctx) -> str | None`
 Fail open, always: malformed or missing input, an unknown event, a store locked past the hook's
 busy timeout or newer than this code, any exception — one line in ``<home>/logs/hooks.log``, exit
 0, nothing on stdout. Stdout is exactly one JSON object
-``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`` or nothing; the exit code
+``{"hookSpecificOutput": {"hookEventName": …, "additionalContext": …}}`` or nothing — model-facing
+text goes only in ``additionalContext`` (Claude Code shows ``systemMessage`` to the user, never
+to the model), and never over Claude Code's 10,000-unit cap (:func:`fit_output`); the exit code
 is never 2 (that would erase the user's prompt). ``AGENTCTX_DISABLE=1`` (or the ``disable`` knob)
 turns every hook into a no-op.
 """
@@ -164,9 +166,22 @@ def _handle(event: str, hook_event_name: str, payload: dict[str, object],
     return result
 
 
+def fit_output(text: str) -> str:
+    """``text`` within Claude Code's cap on a hook output value, which counts UTF-16 code units:
+    the injection laws keep a text under 8,000 characters, but a character beyond the Basic
+    Multilingual Plane (an emoji) counts two there. Should a text of many such characters still
+    exceed it, each of them becomes U+FFFD (one unit), which keeps the fence and every line."""
+    from agentctx.core.laws import CLAUDE_CODE_OUTPUT_MAX
+
+    if len(text) * 2 <= CLAUDE_CODE_OUTPUT_MAX or \
+            len(text.encode("utf-16-le")) // 2 <= CLAUDE_CODE_OUTPUT_MAX:
+        return text
+    return "".join(ch if ord(ch) <= 0xFFFF else "\ufffd" for ch in text)
+
+
 def _emit(hook_event_name: str, text: str) -> None:
     document = json.dumps({"hookSpecificOutput": {"hookEventName": hook_event_name,
-                                                  "additionalContext": text}},
+                                                  "additionalContext": fit_output(text)}},
                           ensure_ascii=False)
     sys.stdout.buffer.write(document.encode("utf-8"))
     sys.stdout.buffer.flush()

@@ -5,7 +5,11 @@ What to inject is the per-prompt judgement, :func:`agentctx.context.judgement.de
 left out, each candidate's probability of answering the prompt, nothing unless the likeliest one
 reaches ``prompt_pointer_confidence``, then at most ``prompt_records`` (≤ 3) records — in full
 from ``prompt_full_confidence``, else as one-line pointers — within ``prompt_tokens`` (≤ 2,000)
-tokens and ``injection_chars`` (≤ 8,000) characters. This hook does the accounting: each
+tokens and ``injection_chars`` (≤ 8,000) characters. The paths the picked records name are
+checked in the session's worktree (a record whose paths are all gone is marked and comes last),
+and a record a memory file Claude Code loads already states is then left out
+(:func:`agentctx.context.already.leave_out`: one line says so when something else is still
+injected; the receipt names it). This hook does the accounting: each
 injection leaves a receipt (the prompt's first 80 characters, redacted, and each record's
 relevance, matched words and whether it was a pointer), counts one access per record shown in
 full and marks those injected (a pointer may still come in full later), and the prompt —
@@ -17,7 +21,7 @@ it).
 
 from __future__ import annotations
 
-from agentctx.context import judgement
+from agentctx.context import already, judgement
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.ids import now_iso
 from agentctx.hooks.event import HookContext
@@ -39,8 +43,11 @@ def handle(ctx: HookContext) -> str | None:
         return None
     session_id = ctx.session_id
     cfg = ctx.cfg
-    decision = judgement.decide(db, project.id, project.name, prompt, judgement.settings(cfg),
-                                seen=sessions.seen(db, session_id))
+    knobs = judgement.settings(cfg)
+    outcome = already.decide(db, project, prompt, knobs, ctx.resolved().worktree,
+                             seen=sessions.seen(db, session_id))
+    decision = outcome.decision
+    left = [(hit.record.id, where) for hit, where in outcome.left]
     text, full, shown = decision.text, decision.injected, decision.shown
     keep = cfg.get_int("recent_prompts") if prompt.strip() else 0
     redacted = ""
@@ -60,7 +67,8 @@ def handle(ctx: HookContext) -> str | None:
                                  scores=[h.relevance for h in shown],
                                  tokens=estimate_tokens(text), chars=len(text),
                                  prompt=redacted, matched=[h.matched for h in shown],
-                                 pointers=[h.record.id for h in decision.pointers])
+                                 pointers=[h.record.id for h in decision.pointers],
+                                 left_out=left)
             ids = [h.record.id for h in full]
             sessions.mark_seen(db, session_id, ids)
             records.touch(db, ids)

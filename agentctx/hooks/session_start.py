@@ -1,12 +1,18 @@
 """SessionStart (Tier 1): inject the project's digest, on every source.
 
-The digest is served pre-computed when no record changed since it was built, else built inline
-(:func:`agentctx.context.digest.serve`), with the worktree's last handover added. It is injected
-again on
-``resume``, ``compact``, ``clear`` and ``fork`` (SessionStart is the reliable place after a resume).
-A second firing with the same (session, source) within ``resume_dedup_seconds`` injects the same
-text but records no second receipt. After ``compact`` and ``clear`` the context is gone, so the
-session's set of already-injected records is reset before the digest's records are added to it.
+The digest is served pre-computed when no record changed since it was built (and what it was
+built on still holds: the folder, the memory files' coverage, the paths it checked), else built
+inline (:func:`agentctx.context.digest.serve`), with the worktree's last handover added. It is
+injected again on ``resume``, ``compact``, ``clear`` and ``fork`` (SessionStart is the reliable
+place after a resume). A second firing with the same (session, source) within
+``resume_dedup_seconds`` injects the same text but records no second receipt. After ``compact``
+and ``clear`` the context is gone, so the session's set of already-injected records is reset
+before the digest's records are added to it. A ``fork`` is a new session holding a copy of
+another's conversation (whose transcript Claude Code writes only later): the records agentctx
+injected into that conversation — the set of the session it was forked from
+(:func:`fork_parent`) — join the new session's set, so the per-prompt hook does not inject them
+again. The receipt names the records left out because a memory file Claude Code
+loads already states them.
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ from agentctx.store.selection import Selection
 
 EVENT = "SessionStart"
 RESET_SOURCES = ("compact", "clear")
+FORK_SOURCE = "fork"
+# A forked conversation's last prompt came at most this long before its last response, and
+# clocks may differ by a little.
+FORK_TURN_MAX_S = 900
+FORK_SLACK_S = 2
 
 
 def handle(ctx: HookContext) -> str | None:
@@ -50,11 +61,16 @@ def handle(ctx: HookContext) -> str | None:
                         transcript_path=ctx.transcript_path)
         if source in RESET_SOURCES:
             sessions.reset_seen(db, session_id)
+        if source == FORK_SOURCE:
+            parent = fork_parent(ctx)
+            if parent is not None:  # what the copied conversation already holds
+                sessions.mark_seen(db, session_id, sessions.seen(db, parent))
         if served.text:
             if not _just_recorded(ctx, source):
                 sessions.add_receipt(db, session_id=session_id, project_id=project.id,
                                      event=EVENT, source=source, record_ids=served.record_ids,
-                                     scores=(), tokens=served.tokens, chars=len(served.text))
+                                     scores=(), tokens=served.tokens, chars=len(served.text),
+                                     left_out=served.left_out)
             sessions.mark_seen(db, session_id, served.record_ids)
     _catch_up_team_file(ctx, project.id, resolved.worktree)
     return served.text or None
@@ -97,6 +113,24 @@ def team_file_stale(db: Store, project_id: str, worktree: str) -> bool:
 def team_file_of(worktree: str) -> str:
     """The path of a worktree's team file (``agentctx.team.file_for`` without its imports)."""
     return os.path.join(worktree, ".agentctx", "context.md")
+
+
+def fork_parent(ctx: HookContext) -> str | None:
+    """The session a forked one copied: Claude Code names no parent, but says how long ago the
+    copied conversation's last response was (``seconds_since_last_response``) and writes the
+    fork's transcript beside its parent's. The parent is the session of this project, with its
+    transcript in the same folder, whose last prompt came before that moment and most recently
+    so, within :data:`FORK_TURN_MAX_S` (``None`` when none fits: nothing is copied)."""
+    waited = ctx.payload.get("seconds_since_last_response")
+    transcript = ctx.transcript_path
+    if not isinstance(waited, int | float) or isinstance(waited, bool) or waited < 0 \
+            or transcript is None:
+        return None
+    answered = clock_now() - timedelta(seconds=float(waited))
+    return sessions.latest_before(
+        ctx.store(), ctx.resolved().project.id, os.path.dirname(transcript), ctx.session_id,
+        before=to_iso(answered + timedelta(seconds=FORK_SLACK_S)),
+        after=to_iso(answered - timedelta(seconds=FORK_TURN_MAX_S)))
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:

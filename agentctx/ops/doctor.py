@@ -610,6 +610,9 @@ def run_checks(cwd: Path | None = None, *, probe: bool = True,
     clock = check_clock()
     if clock is not None:
         checks.append(clock)
+    from agentctx.ops.doctor_memory import check_auto_memory  # late: it imports this module
+
+    checks.append(check_auto_memory(cwd))
     plugins = enabled_plugins(cwd)
     hooks, session_argv = check_hooks(cwd, plugins)
     checks.append(hooks)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     Params = Sequence[Any] | dict[str, Any]
 
 # Bump together with a new migration in agentctx.store.schema (a test checks they agree).
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 DEFAULT_BUSY_TIMEOUT_MS = 3000
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from agentctx.core.lean import NamedTuple
-from agentctx.store import graph
+from agentctx.store import graph, pathstate
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import AmbiguousId, NotFound
@@ -40,6 +40,14 @@ class RecordDetail(NamedTuple):
     retired_because: str | None  # why its validity ended without a successor
     entities: tuple[graph.EntityLink, ...]
     edits: tuple[rec.Edit, ...]
+    # the paths it names, as the last check found them (None: it names none, or never checked)
+    paths: pathstate.PathState | None = None
+
+    @property
+    def possibly_stale(self) -> tuple[str, ...]:
+        """The paths it names when all of them were gone at the last check (and not kept)."""
+        return self.paths.gone if self.paths is not None and self.paths.stale and \
+            self.record.current else ()
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -66,7 +74,8 @@ def detail(db: Store, ref: str) -> RecordDetail:
     if record.superseded_at is not None and record.superseded_by is None:
         retired = next((e.new_value for e in reversed(edits) if e.field == "retired"), None)
     return RecordDetail(record, supersedes, successor, retired,
-                        tuple(graph.entities_of(db, record.id)), edits)
+                        tuple(graph.entities_of(db, record.id)), edits,
+                        pathstate.of_records(db, [record.id]).get(record.id))
 
 
 def details(db: Store, refs: Sequence[str]) -> tuple[list[RecordDetail], list[str]]:

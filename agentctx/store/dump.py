@@ -2,7 +2,8 @@
 
 Derived tables are left out and rebuilt after a load: the full-text indexes (their triggers fill
 them as rows arrive), the vectors (``embeddings`` and ``records_vec``: loaded records are marked
-for embedding) and the digests (built again when next served). Loading is idempotent: a row
+for embedding), the digests (built again when next served) and what the memory files already
+state (measured again by the next consolidation). Loading is idempotent: a row
 whose key is already there is skipped, so loading one backup twice adds nothing.
 """
 
@@ -15,8 +16,9 @@ from agentctx.core.lean import NamedTuple
 from agentctx.store.db import SCHEMA_VERSION, Store
 from agentctx.store.errors import StoreError
 
+# (_sqlite_migrations: the schema's own bookkeeping)
 DERIVED_PREFIXES = ("records_fts", "records_archive_fts", "records_vec", "embeddings", "digests",
-                    "sqlite_", "_sqlite_")  # _sqlite_migrations: the schema's own bookkeeping
+                    "stated_coverage", "sqlite_", "_sqlite_")
 # Meta keys that describe derived or this store's own state (the change counter, the vector
 # index, the query side file, what an upgrade of this file did): never copied between stores.
 DERIVED_META_PREFIXES = ("changes", "vectors_", "query_model", "secrets_redacted_on_upgrade")
@@ -46,6 +48,8 @@ PROJECT_FILTERS: dict[str, str] = {
     "drift_dismissals": "project_id = ?1",
     "team_projects": "project_id = ?1",
     "team_files": "project_id = ?1",
+    "memory_imports": "project_id = ?1",
+    "record_paths": "project_id = ?1",
 }
 
 

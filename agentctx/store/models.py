@@ -18,6 +18,7 @@ CONFIDENCES: tuple[str, ...] = ("explicit", "inferred", "reinforced")
 # Who wrote a record: a face (cli, tui, web, mcp_tool), a hook, extraction, an import, detection.
 SOURCES: tuple[str, ...] = (
     "llm_extraction", "hook_observation", "mcp_tool", "cli", "import", "detection", "tui", "web",
+    "claude-memory",
 )
 GLOBAL_PROJECT = "global"
 
@@ -154,6 +155,8 @@ class Receipt(NamedTuple):
     prompt: str | None = None  # the prompt's first characters, redacted (per-prompt injections)
     matched: tuple[tuple[str, ...], ...] = ()  # per record: the prompt words it matched
     pointers: tuple[str, ...] = ()  # the records shown as one-line pointers, not in full
+    # (record id, file): left out because a memory file Claude Code loads already states them
+    left_out: tuple[tuple[str, str], ...] = ()
 
     @property
     def items(self) -> tuple[ReceiptItem, ...]:

@@ -52,6 +52,13 @@ def resolve(db: Store, cwd: str) -> Resolved:
     return Resolved(project, identity.worktree)
 
 
+def worktrees(db: Store, project_id: str, *, limit: int = 10) -> list[str]:
+    """The worktrees of ``project_id`` agentctx has seen, the most recently checked first."""
+    return [str(row[0]) for row in db.rows(
+        "SELECT worktree FROM project_paths WHERE project_id = ? GROUP BY worktree "
+        "ORDER BY max(checked_at) DESC LIMIT ?", (project_id, limit))]
+
+
 def of_folder(db: Store, cwd: str) -> Project | None:
     """The project a folder belongs to, as far as the store already knows, without resolving
     (nothing is written, no repository file is read): ``cwd`` or its nearest ancestor that a

@@ -75,6 +75,17 @@ def resolve_id(db: Store, ref: str) -> str:
     return found[0]
 
 
+def resolve_many(db: Store, refs: Iterable[str]) -> list[str]:
+    """The whole ids of the refs that name exactly one record (others are passed over)."""
+    found: list[str] = []
+    for ref in refs:
+        try:
+            found.append(resolve_id(db, ref))
+        except (NotFound, AmbiguousId):
+            continue
+    return list(dict.fromkeys(found))
+
+
 def short_ids(db: Store, ids: Iterable[str]) -> dict[str, str]:
     """The shortest unique prefix (at least 8 characters) of each id, like git's short hashes."""
     result: dict[str, str] = {}
@@ -228,6 +239,18 @@ def history(db: Store, ref: str) -> list[Record]:
         (rid, HISTORY_MAX_DEPTH, HISTORY_MAX_DEPTH))
     chain = [get(db, row[0]) for row in rows]
     return sorted(chain, key=lambda r: (r.valid_from, r.recorded_at, r.pk))
+
+
+def successors(db: Store, ids: Sequence[str]) -> set[str]:
+    """The ids among ``ids`` of records that superseded another (a change of a fact)."""
+    found: set[str] = set()
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start:start + 500]
+        found.update(str(row[0]) for row in db.rows(
+            f"SELECT DISTINCT from_id FROM edges WHERE rel_type = 'supersedes' AND from_id IN "
+            f"({','.join('?' * len(chunk))})", chunk))
+    return found
 
 
 def supersession_note(db: Store, successor_id: str, old_id: str) -> str | None:
@@ -493,7 +516,7 @@ def current_again(db: Store, ref: str) -> list[Record]:
 
 def forget(db: Store, ref: str, *, actor: str) -> Record:
     """Delete a record everywhere (FTS, embeddings, edges, links, audit values, digests, drift
-    dismissals).
+    dismissals, the paths it names).
 
     The one hard delete, for a leaked secret or a mistake. Its chain is closed over it: a
     predecessor it superseded is linked to its successor, or becomes current again when the
@@ -523,6 +546,7 @@ def forget(db: Store, ref: str, *, actor: str) -> Record:
         db.execute("DELETE FROM session_seen WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM edits WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM drift_dismissals WHERE record_id = ?", (record.id,))
+        db.execute("DELETE FROM record_paths WHERE record_id = ?", (record.id,))
         db.execute("DELETE FROM digests WHERE project_id IN (?, ?) OR project_id IN "
                    "(SELECT project_id FROM digests WHERE record_ids LIKE ?)",
                    (record.project_id, GLOBAL_PROJECT, f'%"{record.id}"%'))

@@ -300,7 +300,38 @@ def m007_team_file_state(db: Database) -> None:
 
 
 @MIGRATIONS()
-def m008_face_sources(db: Database) -> None:
+def m008_digest_truth(db: Database) -> None:
+    """What Claude sees stays true and is not repeated.
+
+    * ``memory_imports`` — each file of Claude Code's auto memory imported (source
+      ``claude-memory``): its path, the hash of its text, its ``modified`` time and the record it
+      became (or reinforced), so a re-import is idempotent and a changed file supersedes it.
+    * ``stated_coverage`` — per project folder, which current records the memory files Claude Code
+      loads (CLAUDE.md and its imports, AGENTS.md where it is the one read, MEMORY.md's head)
+      already state, with each file's size and mtime, so SessionStart checks it with a ``stat``.
+    * ``record_paths`` — the files and folders each current record names, which of them were gone
+      at the last check, and what ``agentctx verify`` was told to keep.
+    * receipts name the records left out because a memory file already states them, and a
+      digest keeps what it was built on (``basis``: the folder, the coverage it left out by, the
+      paths it checked), so SessionStart can tell with a few ``stat`` calls that it still holds.
+    """
+    db.execute("""CREATE TABLE memory_imports (
+        project_id TEXT NOT NULL, path TEXT NOT NULL, sha256 TEXT NOT NULL,
+        modified TEXT, record_id TEXT NOT NULL, merged INTEGER NOT NULL DEFAULT 0,
+        imported_at TEXT NOT NULL, PRIMARY KEY (project_id, path))""")
+    db.execute("""CREATE TABLE stated_coverage (
+        project_id TEXT NOT NULL, folder TEXT NOT NULL, files TEXT NOT NULL,
+        stated TEXT NOT NULL, computed_at TEXT NOT NULL, PRIMARY KEY (project_id, folder))""")
+    db.execute("""CREATE TABLE record_paths (
+        record_id TEXT PRIMARY KEY, project_id TEXT NOT NULL, paths TEXT NOT NULL,
+        gone TEXT NOT NULL DEFAULT '[]', kept TEXT, checked_at TEXT NOT NULL)""")
+    db.execute("CREATE INDEX record_paths_project ON record_paths (project_id)")
+    db.execute("ALTER TABLE injections ADD COLUMN left_out TEXT NOT NULL DEFAULT '[]'")
+    db.execute("ALTER TABLE digests ADD COLUMN basis TEXT NOT NULL DEFAULT '{}'")
+
+
+@MIGRATIONS()
+def m009_face_sources(db: Database) -> None:
     """``tui`` and ``web`` join the record sources (a record says which face wrote it; an older
     agentctx refuses a store that may hold them). The successors the browser or the web view
     wrote before were stored as ``cli``; the audit trail's supersede entry names the face, so

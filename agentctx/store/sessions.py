@@ -116,6 +116,21 @@ def append_meta(db: Store, session_id: str, key: str, value: object, keep: int) 
         update_meta(db, session_id, key, items[-keep:] if keep > 0 else [])
 
 
+def latest_before(db: Store, project_id: str, transcript_folder: str, other_than: str, *,
+                  before: str, after: str) -> str | None:
+    """The session of ``project_id`` (not ``other_than``) with its transcript in
+    ``transcript_folder`` whose last kept prompt came most recently at or before ``before`` and
+    after ``after`` (ISO times), or ``None``."""
+    rows = db.rows("SELECT session_id, json_extract(meta, '$.prompts[#-1].at') FROM sessions "
+                   "WHERE project_id = ? AND session_id != ? AND transcript_path >= ? "
+                   "AND transcript_path < ? ORDER BY started_at DESC LIMIT 50",
+                   (project_id, other_than, transcript_folder.rstrip("/") + "/",
+                    transcript_folder.rstrip("/") + "0"))
+    fits = [(str(row[1]), str(row[0])) for row in rows
+            if isinstance(row[1], str) and after <= row[1] <= before]
+    return max(fits)[1] if fits else None
+
+
 def recent_prompts(db: Store, project_id: str, limit: int = 20) -> list[str]:
     """The project's latest redacted prompts across sessions, newest first (digest ranking)."""
     prompts: list[str] = []
@@ -154,30 +169,36 @@ def reset_seen(db: Store, session_id: str) -> None:
 # Characters of the (redacted) prompt a receipt keeps: enough to recognise it in a listing.
 RECEIPT_PROMPT_CHARS = 80
 _RECEIPT_COLUMNS = ("id, session_id, project_id, event, source, record_ids, scores, tokens, chars, "
-                    "created_at, prompt, matched, pointers")
+                    "created_at, prompt, matched, pointers, left_out")
+# Records left out as already stated that a receipt names (the rest are counted in the digest).
+LEFT_OUT_KEPT = 100
 
 
 def add_receipt(db: Store, *, session_id: str, project_id: str, event: str, record_ids:
                 Sequence[str], scores: Sequence[float], tokens: int, chars: int,
                 source: str | None = None, prompt: str | None = None,
-                matched: Sequence[Sequence[str]] = (), pointers: Sequence[str] = ()) -> int:
+                matched: Sequence[Sequence[str]] = (), pointers: Sequence[str] = (),
+                left_out: Sequence[tuple[str, str]] = ()) -> int:
     """Record one injection and add its tokens to the session's total; returns the receipt id.
 
     ``scores`` are the records' relevances for a per-prompt injection; ``prompt`` is the prompt
     that led to it, already redacted (only its first :data:`RECEIPT_PROMPT_CHARS` characters are
     kept), ``matched`` the prompt words each record matched, in ``record_ids`` order, and
-    ``pointers`` the ids among them shown as one-line pointers rather than in full.
+    ``pointers`` the ids among them shown as one-line pointers rather than in full;
+    ``left_out`` names ``(record id, file)`` of the records left out because a memory file
+    Claude Code loads already states them.
     """
     kept = None
     if prompt is not None:  # whitespace folded, on a bounded slice of what may be a long text
         kept = " ".join(prompt.strip()[:4 * RECEIPT_PROMPT_CHARS].split())[:RECEIPT_PROMPT_CHARS]
     cursor = db.execute(
         "INSERT INTO injections (session_id, project_id, event, source, record_ids, scores, "
-        "tokens, chars, created_at, prompt, matched, pointers) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "tokens, chars, created_at, prompt, matched, pointers, left_out) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (session_id, project_id, event, source, json.dumps(list(record_ids)),
          json.dumps([round(s, 4) for s in scores]), tokens, chars, now_iso(), kept,
-         json.dumps([list(words) for words in matched]), json.dumps(list(pointers))))
+         json.dumps([list(words) for words in matched]), json.dumps(list(pointers)),
+         json.dumps([list(pair) for pair in left_out[:LEFT_OUT_KEPT]])))
     db.execute("UPDATE sessions SET tokens_injected = tokens_injected + ? WHERE session_id = ?",
                (tokens, session_id))
     return int(cursor.lastrowid or 0)
@@ -253,6 +274,7 @@ def _receipt(row: Sequence[object]) -> Receipt:
     values[6] = tuple(json.loads(str(values[6])))
     values[11] = tuple(tuple(words) for words in json.loads(str(values[11] or "[]")))
     values[12] = tuple(json.loads(str(values[12] or "[]")))
+    values[13] = tuple((str(p[0]), str(p[1])) for p in json.loads(str(values[13] or "[]")))
     return Receipt(*values)  # type: ignore[arg-type]
 
 

@@ -12,7 +12,7 @@ import os
 
 from agentctx.core.lean import NamedTuple
 from agentctx.store.db import SCHEMA_VERSION, Store
-from agentctx.store.models import GLOBAL_PROJECT, Project
+from agentctx.store.models import GLOBAL_PROJECT, Project, Record
 
 # The session-start hook counts records through this module when it builds a digest inline, so
 # what only the status model needs (typing, datetime, the ledger, consolidation's candidates) is
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from datetime import datetime
     from typing import Any
 
-    from agentctx.store import ledger, upkeep
+    from agentctx.store import ledger, pathstate, upkeep
 
 
 class SessionSummary(NamedTuple):
@@ -208,6 +208,8 @@ class Overview(NamedTuple):
     sessions: list[SessionSummary]  # the latest, newest first
     merge_candidates: list[upkeep.MergeCandidate]
     prune_candidates: list[upkeep.PruneCandidate]
+    # current records whose named paths were all gone at the last check (agentctx verify)
+    possibly_stale: list[tuple[Record, pathstate.PathState]] = []  # noqa: RUF012 - never mutated
 
     @property
     def record_totals(self) -> dict[str, int]:
@@ -220,7 +222,7 @@ def overview(db: Store, project: Project, *, prune_after_days: int, sessions: in
              now: datetime | None = None) -> Overview:
     """The status of ``project``: counts, costs, recent sessions and the merge and pruning
     candidates (``prune_after_days`` is the knob of that name)."""
-    from agentctx.store import ledger, upkeep
+    from agentctx.store import ledger, pathstate, upkeep
 
     return Overview(
         StoreInfo(str(db.path), store_size(db), SCHEMA_VERSION), project,
@@ -229,4 +231,5 @@ def overview(db: Store, project: Project, *, prune_after_days: int, sessions: in
         injection_totals(db, project.id), ledger.totals(db, project_id=project.id),
         session_summaries(db, project.id, limit=sessions),
         upkeep.merge_candidates(db, project.id),
-        upkeep.prune_candidates(db, project.id, after_days=prune_after_days, now=now))
+        upkeep.prune_candidates(db, project.id, after_days=prune_after_days, now=now),
+        pathstate.possibly_stale(db, project.id))

@@ -49,6 +49,10 @@ def detail_markdown(item: RecordDetail, shorts: dict[str, str]) -> str:
         lines.append(f"key `{r.key}`")
     if item.files:
         lines.append("files " + ", ".join(f"`{name}`" for name in item.files))
+    if item.possibly_stale:
+        lines.append("**possibly stale**: " + ", ".join(f"`{p}`" for p in item.possibly_stale)
+                     + " no longer exist" + ("s" if len(item.possibly_stale) == 1 else "")
+                     + " (`agentctx verify` resolves it)")
     others = [e for e in item.entities if e.node.kind != "file"]
     if others:
         lines.append("entities " + ", ".join(f"{e.node.kind} `{e.node.name}` ({e.rel})"

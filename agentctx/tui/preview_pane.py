@@ -7,6 +7,7 @@ it runs are coalesced into the next run.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from textual import work
@@ -14,8 +15,9 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Input, Static
 
-from agentctx.context import judgement
+from agentctx.context import already, judgement
 from agentctx.core.budget import estimate_tokens
+from agentctx.store.db import Store
 from agentctx.store.models import Project
 from agentctx.tui.actions import Action
 from agentctx.tui.cells import ellipsize
@@ -115,8 +117,8 @@ class PreviewPane(Pane):
             if why:
                 why += ": nothing is injected"
             else:
-                decision = await self.state.read(lambda db: judgement.decide(
-                    db, project.id, project.name, text, knobs))
+                decision = await self.state.read(lambda db: already.decide(
+                    db, project, text, knobs, _folder(db, project)).decision)
         except Exception as exc:  # a locked or damaged store
             why = f"the preview failed: {exc}"
         self._finished(project, text, decision, why)
@@ -161,3 +163,11 @@ class PreviewPane(Pane):
                        f"{decision.text}")
         else:
             box.update("nothing would be injected (no candidate is likely enough to answer it)")
+
+
+def _folder(db: Store, project: Project) -> str:
+    """The project folder the hook would run in: the app's when it is the project's, else the
+    project's root (never a new project for a folder the store does not know)."""
+    from agentctx import drift  # late: the TUI opens without the drift package
+
+    return str(drift.project_folder(db, project, os.getcwd()))

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Input, Static
 
 from agentctx.core.ids import parse_time
 from agentctx.store import details as store_details
+from agentctx.store import pathstate
 from agentctx.store import records as rec
 from agentctx.store.db import Store
 from agentctx.store.errors import NotFound
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from agentctx.tui.detail import DetailPanel
 
 PAGE = 100
+STALE_CELL = "paths gone"  # the superseded column of a possibly stale record
 BESIDE_WIDTH = 100  # from this many columns the detail panel sits beside the table
 DETAIL_SHARE = 45  # the detail panel's share of the width then (records_pane.tcss)
 FOLLOW_PAGES = 10  # how far a reload reads on to keep the cursor on its record
@@ -79,6 +81,7 @@ class RecordsPane(RecordEditing):
     def __init__(self, state: AppState, **kwargs: object) -> None:
         super().__init__(state, **kwargs)
         self.filters = Filters()
+        self.stale: set[str] = set()
         self.as_of: str | None = None
         self.order = "newest"
         self.include_global = False
@@ -128,12 +131,15 @@ class RecordsPane(RecordEditing):
 
     def _layout(self) -> tuple[tuple[Column, ...], int]:
         """The table's columns (``superseded`` only when the listing can hold superseded
-        records) and the width they share (less the detail panel's beside it)."""
+        records, else ``paths`` when some are possibly stale) and the width they share (less the
+        detail panel's beside it)."""
         columns = [Column("type", "type", 10), Column("title", "title", 16, grow=1),
                    Column("confidence", "confidence", 10), Column("valid from", "valid", 10),
                    Column("p", "pinned", 1)]
         if self.filters.state != "current" or self.as_of:
             columns.append(Column("superseded", "superseded", 10))
+        elif self.stale:
+            columns.append(Column("paths", "superseded", 10))
         width = self.size.width or 80
         if self.has_class("beside"):
             width -= width * DETAIL_SHARE // 100
@@ -168,6 +174,7 @@ class RecordsPane(RecordEditing):
         table = self.query_one(DataTable)
         keep = table.cursor_row
         follow, self._follow = self._follow, None
+        self._read_stale()
         self._columns()
         self.records = {}
         self.loaded = 0
@@ -198,6 +205,13 @@ class RecordsPane(RecordEditing):
                       else rec.count_records(self.state.db, selection))
         self._update_title()
 
+    def _read_stale(self) -> None:
+        """The project's possibly stale records (every path they name gone at the last check):
+        their rows say so where a superseded one has its date."""
+        project = self.state.project
+        self.stale = {record.id for record, _ in pathstate.possibly_stale(
+            self.state.db, project.id)} if project is not None else set()
+
     def _load_page(self) -> None:
         rows = rec.list_records(self.state.db, self.selection(), order=self.order, limit=PAGE,
                                 offset=self.loaded)
@@ -214,7 +228,8 @@ class RecordsPane(RecordEditing):
             cells = [r.type, ellipsize(r.title, self._width), r.confidence, day(r.valid_from),
                      "●" if r.pinned else ""]
             if self._superseded_column:
-                cells.append(day(r.superseded_at) if r.superseded_at else "")
+                cells.append(day(r.superseded_at) if r.superseded_at else
+                             STALE_CELL if r.id in self.stale else "")
             table.add_row(*cells, key=r.id)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -238,6 +253,8 @@ class RecordsPane(RecordEditing):
                          else "none")
         if self.filters.describe():
             parts.append(f"filter: {self.filters.describe()}")
+        if self.stale and not self.query_text:
+            parts.append(f"{len(self.stale)} possibly stale ({STALE_CELL}: agentctx verify)")
         if self.as_of:
             parts.append(f"as of {self.as_of}")
         if self.include_global:

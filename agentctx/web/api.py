@@ -38,7 +38,7 @@ from agentctx import __version__
 from agentctx.drift import as_json, default_encoder, proposal, record_ids
 from agentctx.ops import find, write_path
 from agentctx.ops.caller import Caller
-from agentctx.store import chains, details, graph, profiles, projects, sessions, stats
+from agentctx.store import chains, details, graph, pathstate, profiles, projects, sessions, stats
 from agentctx.store import records as rec
 from agentctx.store import search as srch
 from agentctx.store.db import Store
@@ -48,6 +48,8 @@ from agentctx.store.selection import STATES, Selection
 
 SOURCE = "web"
 PAGE_MAX = 200
+# The listing's states: the selection's, and stale (possibly stale: every path it names gone).
+WEB_STATES = (*STATES, "stale")
 Query = Mapping[str, list[str]]
 Json = dict[str, Any]
 
@@ -141,7 +143,10 @@ def record_json(record: Record, short: str | None = None) -> Json:
 
 def _records_json(db: Store, found: list[Record]) -> list[Json]:
     shorts = rec.short_ids(db, [r.id for r in found])
-    return [record_json(r, shorts.get(r.id)) for r in found]
+    paths = pathstate.of_records(db, [r.id for r in found if r.current])
+    return [{**record_json(r, shorts.get(r.id)),
+             "possibly_stale": list(paths[r.id].gone) if r.id in paths and paths[r.id].stale
+             else []} for r in found]
 
 
 def _project_json(project: Project | None) -> Json | None:
@@ -177,8 +182,8 @@ def record_list(ctx: Context) -> Json:
     types = _choices(q, "type", RECORD_TYPES)
     confidences = _choices(q, "confidence", CONFIDENCES)
     state = _one(q, "state") or "current"
-    if state not in STATES:
-        raise ApiError(400, f"unknown state {state!r}; use one of {', '.join(STATES)}")
+    if state not in WEB_STATES:
+        raise ApiError(400, f"unknown state {state!r}; use one of {', '.join(WEB_STATES)}")
     order = _one(q, "order") or "newest"
     if order not in rec.ORDERS:
         raise ApiError(400, f"unknown order {order!r}; use one of {', '.join(rec.ORDERS)}")
@@ -188,8 +193,18 @@ def record_list(ctx: Context) -> Json:
     text = (_one(q, "q") or "").strip()
     if project is None:
         return {"project": None, "items": [], "total": 0, "limit": limit, "offset": offset}
+    stale = state == "stale"
     selection = Selection(project_id=project.id, include_global=bool(text), types=types,
-                          confidences=confidences, state=state, pinned=pinned)
+                          confidences=confidences, state="current" if stale else state,
+                          pinned=pinned)
+    if stale and not text:  # possibly stale: every path they name was gone at the last check
+        listed = [r for r, _ in pathstate.possibly_stale(ctx.db, project.id)
+                  if (not types or r.type in types)
+                  and (not confidences or r.confidence in confidences)
+                  and (not pinned or r.pinned)]
+        return {"project": _project_json(project),
+                "items": _records_json(ctx.db, listed[offset:offset + limit]),
+                "total": len(listed), "limit": limit, "offset": offset}
     if text:
         # Every hit passes the filters before the search's limit is cut: a page of a filtered
         # search is full when that many matching records exist.
@@ -197,6 +212,9 @@ def record_list(ctx: Context) -> Json:
                                                      backend=ctx.search_backend),
                                   find.stored_vectors(ctx.db), substrings=True)
         hits = [h.record for h in found.hits]
+        if stale:  # of the hits (current records), those possibly stale
+            gone = {r.id for r, _ in pathstate.possibly_stale(ctx.db, project.id)}
+            hits = [r for r in hits if r.id in gone]
         page = hits[offset:offset + limit]
         return {"project": _project_json(project), "items": _records_json(ctx.db, page),
                 "total": len(hits), "limit": limit, "offset": offset, "q": text,
@@ -221,6 +239,7 @@ def record_detail(ctx: Context, ref: str) -> Json:
                      for link in item.entities],
         "files": list(item.files),
         "edits": [edit._asdict() for edit in item.edits],
+        "possibly_stale": list(item.possibly_stale),
     }
 
 

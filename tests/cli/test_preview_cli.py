@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import run_cli
+from tests.support import shown
 
 
 def _record(project_dir: Path, *args: str) -> str:
@@ -28,15 +29,17 @@ def test_preview_reports_outcomes_and_changes_nothing(project_dir: Path) -> None
     assert [c["probability"] for c in report["candidates"]] == sorted(
         (c["probability"] for c in report["candidates"]), reverse=True)
     assert report["semantic_check"] == "not ready (run 'agentctx consolidate')"
-    assert f"[{strong}]" in report["injected_text"] and report["tokens"] > 0
+    assert shown.names(report["injected_text"], strong) and report["tokens"] > 0
+    assert report["candidates"][0]["gone"] == ["proto/"]  # the project has no proto/ folder
+    assert "(proto/ no longer exists)" in report["injected_text"]
     text = run_cli("preview", "which protocol does the internal api use, grpc?", "--text",
                    cwd=project_dir).stdout
     assert "would inject 1 record in full and 0 pointers" in text
     assert "matched: internal, api, grpc" in text and "<agentctx-context" in text
     assert "too unlikely to answer the prompt" in text
     # Nothing was injected for real: no access counted, no receipt.
-    shown = json.loads(run_cli("show", strong, "--json", cwd=project_dir).stdout)
-    assert shown["access_count"] == 0
+    record = json.loads(run_cli("show", strong, "--json", cwd=project_dir).stdout)
+    assert record["access_count"] == 0
     status = json.loads(run_cli("status", "--json", cwd=project_dir).stdout)
     assert status["injections"]["injections"] == 0 and status["injections"]["sessions"] == 0
 

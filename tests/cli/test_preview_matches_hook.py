@@ -32,7 +32,7 @@ def ledgerline(tmp_path: Path) -> Path:
 
 
 def _split(text: str) -> tuple[list[str], list[str]]:
-    """The ids an injected text shows in full and as pointers."""
+    """The ids an injected text shows (the store's short ids) in full and as pointers."""
     pointers = [i for i in ids_in(text) if f"[{i}] " in text and
                 any(line.startswith(f"- [{i}] ") and f" · {POINTER} · " in line
                     for line in text.splitlines())]
@@ -51,8 +51,9 @@ def test_preview_is_the_hooks_decision_over_a_benchmark_file(ledgerline: Path) -
         report = json.loads(preview.stdout)
         full, pointers = _split(hook.context)
         injected_any += bool(hook.context)
-        if (report["injected"], report["pointers"], report["injected_text"]) != \
-                (full, pointers, hook.context):
+        short = {c["id"]: c["short_id"] for c in report["candidates"]}
+        if ([short[i] for i in report["injected"]], [short[i] for i in report["pointers"]],
+                report["injected_text"]) != (full, pointers, hook.context):
             differ.append(query.id)
     assert differ == [], f"preview and hook disagree on {differ}"
     assert injected_any >= len(queries) // 3  # the comparison covered real injections

@@ -9,6 +9,7 @@ from typing import Any
 from agentctx.cli.why import render_text
 from tests.conftest import run_cli
 from tests.hooks.conftest import run_hook
+from tests.support import shown
 
 SESSION = "5c2d8e41-1111-4222-8333-944455556666"
 
@@ -36,7 +37,8 @@ def test_why_explains_the_last_prompt_from_its_receipt(project_dir: Path) -> Non
     grpc = _record(project_dir, "decision", "Internal API is gRPC",
                    "--body", "Protobuf definitions live in proto/.")
     _record(project_dir, "convention", "Public API errors are problem+json")
-    assert grpc in _prompt(project_dir, "which protocol does the internal api use, grpc?")
+    assert shown.names(_prompt(project_dir, "which protocol does the internal api use, grpc?"),
+                       grpc)
 
     story = _why(project_dir, "--session", SESSION)
     assert story["injected"] and story["last_prompt"]["text"].startswith("which protocol")

@@ -117,7 +117,7 @@ def test_digest_is_precomputed_fresh_and_ranked_by_recent_prompts(
     stored = digests.load_fresh(store, project.id)
     assert stored is not None and stored.builder == "consolidate"
     assert stored.tokens <= 1500 and len(stored.text) <= 8000
-    shown = [rid for rid in injection.ids_in(stored.text) if rid in ids.values()]
+    shown = injection.resolve(injection.ids_in(stored.text), ids.values())
     assert shown[0] == ids["cache"]
     assert set(shown) == set(ids.values())
     # A record change makes it stale; the next run refreshes it.

@@ -137,13 +137,16 @@ class ClaudeHarness:
         """``claude <args>`` (for ``mcp list`` and friends)."""
         return self.run([str(self.claude), *args], check=check)
 
-    def prompt(self, text: str, *, resume: str | None = None,
+    def prompt(self, text: str, *, resume: str | None = None, fork: bool = False,
                allowed_tools: Sequence[str] = ()) -> Run:
-        """``claude -p <text>`` (optionally ``--resume``); returns the run and its requests."""
+        """``claude -p <text>`` (optionally ``--resume``, and ``--fork-session`` with it);
+        returns the run and its requests."""
         before = len(self.standin.requests)
         argv = [str(self.claude), "-p", text, "--output-format", "json"]
         if resume:
             argv += ["--resume", resume]
+        if fork:
+            argv.append("--fork-session")
         if allowed_tools:
             argv += ["--allowedTools", " ".join(allowed_tools)]
         done = self.run(argv)

@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from agentctx.context import injection
 from tests.support.messages_standin import (
     Reply,
     StandInRequest,
@@ -102,8 +103,12 @@ class Injection(NamedTuple):
 
     @property
     def ids(self) -> set[str]:
-        """Record ids (ULIDs) the text mentions."""
-        return set(ULID.findall(self.text))
+        """Record ids the text's entries show (the store's short ids, or whole ULIDs)."""
+        return set(injection.ids_in(self.text)) | set(ULID.findall(self.text))
+
+    def names(self, record_id: str) -> bool:
+        """Whether an entry of the text names ``record_id`` (by its short id or in full)."""
+        return any(record_id.startswith(shown) for shown in self.ids)
 
 
 def injections(request: StandInRequest, event: str | None = None) -> list[Injection]:

@@ -100,12 +100,12 @@ def test_the_whole_loop_through_claude_code(harness: ClaudeHarness, script: Clau
     seen = second.requests[0]
     digests = injections(seen, "SessionStart")
     assert len(digests) == 1
-    assert decision.id in digests[0].ids and DECISION["title"] in digests[0].text
-    assert discovery.id not in digests[0].ids  # discoveries are not digest material
+    assert digests[0].names(decision.id) and DECISION["title"] in digests[0].text
+    assert not digests[0].names(discovery.id)  # discoveries are not digest material
     per_turn = injections(seen, "UserPromptSubmit")
-    assert len(per_turn) == 1 and discovery.id in per_turn[0].ids
+    assert len(per_turn) == 1 and per_turn[0].names(discovery.id)
     assert DISCOVERY["title"] in per_turn[0].text
-    assert decision.id not in per_turn[0].ids  # already injected by the digest
+    assert not per_turn[0].names(decision.id)  # already injected by the digest
 
     # 4. something changes between turns; `--resume` re-runs SessionStart (source resume) and
     #    the model gets the fresh digest; the same prompt again gets no duplicate injection
@@ -117,10 +117,10 @@ def test_the_whole_loop_through_claude_code(harness: ClaudeHarness, script: Clau
     resumed = harness.prompt(FLAKE_PROMPT, resume=second.session_id)
     assert resumed.session_id == second.session_id
     seen = resumed.requests[0]
-    fresh = [item for item in injections(seen, "SessionStart") if stripe.id in item.ids]
-    assert fresh and all(decision.id in item.ids for item in fresh)
+    fresh = [item for item in injections(seen, "SessionStart") if item.names(stripe.id)]
+    assert fresh and all(item.names(decision.id) for item in fresh)
     assert fresh[0].message_index > digests[0].message_index  # delivered after the first turn
-    carrying = [item for item in injections(seen, "UserPromptSubmit") if discovery.id in item.ids]
+    carrying = [item for item in injections(seen, "UserPromptSubmit") if item.names(discovery.id)]
     assert len(carrying) == 1  # only the first turn's, replayed from the transcript
 
     # 5. ctx_search through Claude Code returns a tool_result listing the decision

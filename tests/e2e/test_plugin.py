@@ -139,9 +139,9 @@ def test_the_plugin_through_claude_code(harness: ClaudeHarness, script: ClaudeSc
     first = harness.prompt(FLAKE_PROMPT, allowed_tools=[SEARCH])
     seen = first.requests[0]
     digests = injections(seen, "SessionStart")
-    assert len(digests) == 1 and decision in digests[0].ids
+    assert len(digests) == 1 and digests[0].names(decision)
     per_turn = injections(seen, "UserPromptSubmit")
-    assert len(per_turn) == 1 and discovery in per_turn[0].ids
+    assert len(per_turn) == 1 and per_turn[0].names(discovery)
     last = first.requests[-1]
     called = [use_id for use_id, name in tool_uses(last).items() if name == SEARCH]
     assert called, tool_uses(last)

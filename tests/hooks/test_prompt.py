@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from agentctx.context import injection
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from agentctx.store.selection import Selection
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
+from tests.support import shown
 
 # The 2.1.328 prompts are short and mix instructions with topic words; lower confidences than the
 # defaults make these tests about the hook, not about the judgement's thresholds.
@@ -53,7 +55,10 @@ def test_relevant_record_is_injected_fenced_with_receipt(app: Path) -> None:
     lines = text.splitlines()
     assert lines[0].startswith('<agentctx-context event="prompt"')
     assert "not instructions" in lines[1] and lines[-1] == "</agentctx-context>"
-    assert lines[2].startswith(f"- [{grpc}] decision · ") and " · explicit · " in lines[2]
+    # the store's short id, the type, the title: no "explicit", no date
+    assert shown.names(lines[2], grpc) and lines[2].endswith(
+        "] decision · Use gRPC instead of REST for the internal API")
+    assert len(injection.ids_in(lines[2])[0]) < len(grpc)
     assert "  REST was too chatty between services." in lines
     assert "Login page" not in text
     with Store.open() as db:
@@ -124,11 +129,14 @@ def test_confidence_thresholds_apply(app: Path) -> None:
     assert _prompt(app, "grpc tomato cucumber lettuce") == ""
     pointed = _prompt(app, "grpc tomato cucumber lettuce", session="s2",
                       env={"AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.0001"})
-    assert f"- [{grpc}] decision · pointer · Use gRPC for the internal API" in pointed
+    assert shown.line_of(pointed, grpc).endswith(
+        "] decision · pointer · Use gRPC for the internal API")
     full = _prompt(app, "grpc tomato cucumber lettuce", session="s3",
                    env={"AGENTCTX_PROMPT_FULL_CONFIDENCE": "0.0001",
                         "AGENTCTX_PROMPT_POINTER_CONFIDENCE": "0.0001"})
-    assert f"- [{grpc}] decision · " in full and "pointer" not in full
+    assert shown.line_of(full, grpc).endswith(
+        "] decision · inferred · Use gRPC for the internal API")
+    assert "pointer" not in full
     with Store.open() as db:
         [receipt] = sessions.receipts(db, "s2")
         assert receipt.pointers == (grpc,) and receipt.items[0].pointer
@@ -155,11 +163,11 @@ def test_long_record_is_cut_with_a_ctx_get_marker(app: Path) -> None:
     second = _add(pid, "convention", "Billing cache keys", "keys " * 1100)
     text = _prompt(app, "billing cache")
     assert len(text) <= 7000 and -(-2 * len(text) // 7) <= 2000
-    assert f"… ctx_get {second}" in text or f"… ctx_get {first}" in text
+    assert shown.cut_marker_names(text, second) or shown.cut_marker_names(text, first)
     assert text.endswith("</agentctx-context>")
     with Store.open() as db:
-        shown = sessions.receipts(db, SESSION)[-1].record_ids
-    assert set(shown) <= {first, second} and shown
+        injected = sessions.receipts(db, SESSION)[-1].record_ids
+    assert set(injected) <= {first, second} and injected
 
 
 def test_noctx_prompt_gets_nothing(app: Path) -> None:
@@ -254,11 +262,11 @@ def test_semantic_check_drops_a_weak_match_whose_meaning_is_elsewhere(
         forget_loaded()
     prompt = "docker image for the react css browser component"
     checked = _prompt(app, prompt)
-    assert components in checked and browsers in checked
-    assert deploy not in checked  # matched "docker" only: relevance 0.39, cosine 0.27
+    assert shown.names(checked, components) and shown.names(checked, browsers)
+    assert not shown.names(checked, deploy)  # matched "docker" only: relevance 0.39, cos 0.27
     unchecked = _prompt(app, prompt, session="no-check",
                         env={"AGENTCTX_PROMPT_SEMANTIC_CHECK": "off"})
-    assert deploy in unchecked and components in unchecked
+    assert shown.names(unchecked, deploy) and shown.names(unchecked, components)
 
 
 def test_a_record_is_found_by_meaning_from_the_moment_it_is_written(
@@ -292,9 +300,10 @@ def test_a_record_is_found_by_meaning_from_the_moment_it_is_written(
     with Store.open() as db:
         pk = records.get(db, written).pk
         assert db.scalar("SELECT count(*) FROM embeddings WHERE record_pk = ?", (pk,)) == 1
-    assert written in _prompt(app, prompt, session="after")
-    shown = subprocess.run([sys.executable, "-m", "agentctx", "preview", prompt, "--json"],
-                           capture_output=True, text=True, check=True, cwd=app)
-    candidate = next(c for c in json.loads(shown.stdout)["candidates"] if c["id"] == written)
+    assert shown.names(_prompt(app, prompt, session="after"), written)
+    previewed = subprocess.run([sys.executable, "-m", "agentctx", "preview", prompt, "--json"],
+                               capture_output=True, text=True, check=True, cwd=app)
+    candidate = next(c for c in json.loads(previewed.stdout)["candidates"]
+                     if c["id"] == written)
     assert candidate["found_by"] == "meaning" and candidate["matched"] == []
     assert candidate["outcome"] in ("inject", "pointer")

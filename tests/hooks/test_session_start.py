@@ -10,6 +10,7 @@ from agentctx.core.config import SESSION_START_MAX_TOKENS
 from agentctx.store import Store, digests, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
+from tests.support import shown
 
 
 def _project(app: Path) -> str:
@@ -44,13 +45,17 @@ def test_digest_sections_in_order_and_fenced(app: Path) -> None:
     assert lines[-1] == "</agentctx-context>"
     assert lines[-2].startswith("ctx_search finds")
     headers = [line for line in lines if line.startswith("## ")]
-    assert headers == ["## Project profile", "## Active decisions and conventions",
+    assert headers == ["## Decisions", "## Conventions",
                        "## Last handover for this worktree", "## Developer preferences"]
-    assert f"- [{decision}] decision · " in text and "· explicit · Use gRPC" in text
-    assert f"- [{convention}] convention · " in text
+    assert shown.line_of(text, decision).endswith("] Use gRPC for the internal API — REST was "
+                                                  "chatty.")  # no type, date or "explicit"
+    assert shown.line_of(text, convention).endswith("] inferred · Tests mirror the package "
+                                                    "layout")
+    assert lines[lines.index("## Decisions") - 1].startswith("Commands: ")  # the profile's 2
+    assert lines[lines.index("## Decisions") - 2].startswith("Project app: Python, FastAPI")
     assert "Prefers small commits" in text and "Prefers tabs" not in text
     assert "retry logic half done" in text
-    assert "Stack: Python, FastAPI" in text  # profile detected on first start
+    assert "Python, FastAPI" in text  # profile detected on first start
 
 
 def test_receipt_seen_and_fresh_digest(app: Path) -> None:
@@ -116,7 +121,7 @@ def test_compact_and_clear_reset_the_seen_set(app: Path) -> None:
     for source in ("compact", "clear"):
         with Store.open() as db:
             sessions.mark_seen(db, SESSION, ["01STALEIDFROMANEARLIERTURN"])
-        assert decision in _start(app, source=source)
+        assert shown.names(_start(app, source=source), decision)
         with Store.open() as db:
             seen = sessions.seen(db, SESSION)
         assert "01STALEIDFROMANEARLIERTURN" not in seen and decision in seen

@@ -10,6 +10,7 @@ from agentctx.store.models import Draft
 from agentctx.store.selection import Selection
 from tests.conftest import run_cli
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
+from tests.support import shown
 
 
 def _project(app: Path) -> str:
@@ -35,7 +36,8 @@ def test_subagent_gets_decisions_and_conventions_only(app: Path) -> None:
     text = result.context
     assert text.startswith('<agentctx-context event="subagent-start"')
     assert "not instructions" in text and text.endswith("</agentctx-context>")
-    assert decision in text and convention in text and "Login crashed" not in text
+    assert shown.names(text, decision) and shown.names(text, convention)
+    assert "Login crashed" not in text
     assert -(-2 * len(text) // 7) <= 500
     with Store.open() as db:
         [receipt] = sessions.receipts(db, SESSION)

@@ -73,7 +73,7 @@ def test_after_init_doctor_is_healthy_and_leaves_the_store_alone(home: Path,
 def test_text_output_is_one_line_per_check(home: Path) -> None:
     done = run_cli("doctor", "--quick")
     lines = done.stdout.splitlines()
-    assert len(lines) == 12
+    assert len(lines) == 13
     assert all(line.split()[0] in ("ok", "warn", "fail") for line in lines)
     assert any(line.startswith("fail  hooks:") and "— fix: run 'agentctx init'" in line
                for line in lines)

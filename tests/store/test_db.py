@@ -129,7 +129,7 @@ def test_a_first_version_store_with_archived_records_upgrades_to_an_archive_inde
 
 def test_the_upgrade_to_face_sources_relabels_what_the_tui_and_web_superseded(
         tmp_path: Path) -> None:
-    """Before schema 8 a successor the TUI or the web view wrote was stored as ``cli``; the
+    """Before schema 9 a successor the TUI or the web view wrote was stored as ``cli``; the
     audit trail's supersede entry names the face, and the upgrade relabels it."""
     path = tmp_path / "agentctx.db"
     with Store.open(path) as db:
@@ -140,9 +140,9 @@ def test_the_upgrade_to_face_sources_relabels_what_the_tui_and_web_superseded(
             made[face] = records.supersede(db, old.id, Draft(type="", title=f"New {face}",
                                                               body="y", source="cli"),
                                            "why", actor=face).id
-    with sqlite3.connect(path) as conn:  # back to schema 7, as an older agentctx left it
-        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_face_sources'")
-        conn.execute("PRAGMA user_version = 7")
+    with sqlite3.connect(path) as conn:  # back to schema 8, as an older agentctx left it
+        conn.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_face_sources'")
+        conn.execute("PRAGMA user_version = 8")
     conn.close()
     with Store.open(path) as db:
         assert db.scalar("PRAGMA user_version") == SCHEMA_VERSION

@@ -441,3 +441,35 @@ def test_a_wide_terminal_shows_the_detail_beside_the_table(demo_store: Demo) -> 
         assert pilot.app.query_one(DetailPanel).display
         assert not pilot.app.query_one("#records-table", DataTable).display
     run(app_on(demo_store), narrow, size=(80, 24))
+
+
+def test_possibly_stale_records_are_marked_in_the_table_and_the_detail(demo_store: Demo) -> None:
+    """The demo's jobs folder is deleted: after a path check, its decision's row says "paths
+    gone", the title counts it and the detail names what no longer exists."""
+    import shutil
+
+    from agentctx.consolidate.truth import check_paths
+    from agentctx.store import projects
+
+    shutil.rmtree(demo_store.folder / "harbor" / "jobs")
+    with Store.open(demo_store.home / "agentctx.db") as db:
+        project = projects.get(db, demo_store.project_id)
+        assert check_paths(db, project).stale == 1
+        [jobs] = [r for r in rec.list_records(db, Selection(project_id=project.id))
+                  if r.title.startswith("Background jobs run on Dramatiq")]
+
+    async def steps(pilot: Pilot[None]) -> None:
+        pane = pilot.app.query_one(RecordsPane)
+        table = pilot.app.query_one("#records-table", DataTable)
+        row = list(pane.records).index(jobs.id)
+        assert str(table.get_cell_at(Coordinate(row, 5))) == "paths gone"
+        others = [str(table.get_cell_at(Coordinate(n, 5))) for n in range(table.row_count)
+                  if n != row]
+        assert "paths gone" not in others
+        assert "1 possibly stale" in title_of(pilot, "records")
+        table.move_cursor(row=row)
+        await pilot.press("enter")
+        await settle(pilot)
+        text = pilot.app.query_one("#detail-body", Markdown).source
+        assert "**possibly stale**: `harbor/jobs/` no longer exists" in text
+    run(app_on(demo_store), steps)

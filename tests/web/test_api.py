@@ -157,3 +157,24 @@ def test_every_route_in_the_readme(site: Site) -> None:
     for method, pattern, _handler in api.ROUTES:
         shown = pattern.pattern.replace(api._ID, "{id}")
         assert f"{method} {shown}" in " ".join(readme.split()), shown
+
+
+def test_possibly_stale_records_are_listed_and_marked(site: Site, project_dir: Path) -> None:
+    """A record whose named paths are all gone (Connect's link to src/api.py, which this project
+    lacks) is listed by ``state=stale`` and marked in listings and its detail."""
+    from agentctx.consolidate.truth import check_paths
+    from agentctx.store import projects
+
+    with Store.open() as db:
+        check_paths(db, projects.get(db, site.data.project))
+    stale = site.get("/api/records?state=stale")
+    assert [r["id"] for r in stale["items"]] == [site.data.connect] and stale["total"] == 1
+    assert stale["items"][0]["possibly_stale"] == ["src/api.py"]
+    listed = {r["id"]: r["possibly_stale"] for r in site.get("/api/records")["items"]}
+    assert listed == {site.data.connect: ["src/api.py"], site.data.style: []}
+    assert site.get(f"/api/records/{site.data.connect}")["possibly_stale"] == ["src/api.py"]
+    (project_dir / "src" / "api.py").write_text("", encoding="utf-8")
+    with Store.open() as db:
+        check_paths(db, projects.get(db, site.data.project))
+    assert site.get("/api/records?state=stale")["total"] == 0
+    assert site.get(f"/api/records/{site.data.connect}")["possibly_stale"] == []

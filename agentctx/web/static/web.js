@@ -106,7 +106,10 @@ function recordRow(record) {
   el("span", {}, el("span", { class: "badge" }, record.type)),
   el("span", { class: "title", title: record.title },
     record.pinned ? el("span", { class: "pin", title: "pinned" }, "● ") : null,
-    record.title, " ", el("span", { class: "muted" }, day(record.valid_from))));
+    record.title, " ", el("span", { class: "muted" }, day(record.valid_from)),
+    record.possibly_stale && record.possibly_stale.length
+      ? el("span", { class: "badge stale", title: record.possibly_stale.join(", ") + " no longer exist" }, "possibly stale")
+      : null));
   return row;
 }
 
@@ -201,12 +204,16 @@ function renderDetail(data) {
     el("div", { class: "actions" },
       el("span", { class: "badge" }, r.type), el("span", { class: "badge" }, r.confidence),
       el("span", { class: "badge" }, status), r.pinned ? el("span", { class: "badge pin" }, "pinned") : null,
-      r.archived ? el("span", { class: "badge" }, "archived") : null),
+      r.archived ? el("span", { class: "badge" }, "archived") : null,
+      data.possibly_stale.length ? el("span", { class: "badge stale" }, "possibly stale") : null),
     el("p", { class: "body" }, r.body || "(no body)"),
     field("id", r.id), field("valid from", time(r.valid_from)), field("recorded", time(r.recorded_at)),
     field("source", r.source), field("session", r.session_id),
     data.retired_because ? field("retired because", data.retired_because) : null,
     data.files.length ? field("files", data.files.join(", ")) : null,
+    data.possibly_stale.length ? field("possibly stale",
+      data.possibly_stale.join(", ") + " no longer exist" + (data.possibly_stale.length === 1 ? "s" : "")
+      + " (agentctx verify resolves it)") : null,
     ...chain,
     data.edits.length ? el("h3", {}, "Audit trail") : null,
     data.edits.length ? el("ul", { class: "edits" }, data.edits.map((e) => editLine(e, shorts))) : null,
