@@ -100,6 +100,9 @@ class RecordEditing(Pane):
 
     def _done(self, message: str, record: Record | None, *, follow: bool = True) -> None:
         self.notify(message, timeout=3)
+        note = self.writer.take_note()
+        if note:  # the write holds; the team file could not follow it
+            self.notify(f"team file not updated: {note}", severity="warning", timeout=8)
         self.after_write(record, follow=follow)
 
     # ------------------------------------------------------------------ actions

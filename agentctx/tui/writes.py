@@ -45,11 +45,20 @@ class Writer:
         self.cwd = cwd
         self.caller = Caller.face(SOURCE, cwd)
         self.undo_entry: Undo | None = None
+        self.note: str | None = None  # why the last write's team file could not follow
+
+    def take_note(self) -> str | None:
+        """Why the last write's team file could not be brought in step (once; ``None``: it
+        was, or the project keeps none)."""
+        note, self.note = self.note, None
+        return note
 
     def add(self, draft: Draft, project: Project, files: list[str]) -> Record:
         """A new record (validated by the store) with its files linked, in one transaction."""
         links = [write_path.link_of(name, project.root) for name in files]
-        return write_path.record(self.db, self.caller, project, draft, links).record
+        written = write_path.record(self.db, self.caller, project, draft, links)
+        self.note = written.note
+        return written.record
 
     def edit(self, record_id: str, seen: Fingerprint | None, *, title: str | None = None,
              body: str | None = None, pinned: bool | None = None,
@@ -57,6 +66,7 @@ class Writer:
         """Change a record in place (id kept, audited as ``tui``); undoable."""
         changed = write_path.change(self.db, self.caller, record_id, title=title, body=body,
                                     pinned=pinned, confidence=confidence, seen=seen)
+        self.note = changed.note
         before, updated = changed.before, changed.record
         if fingerprint(updated) != fingerprint(before):
             self.undo_entry = Undo(before.id, what, before.title, before.body, before.pinned,
@@ -67,10 +77,12 @@ class Writer:
                   rationale: str) -> Record:
         """Replace a current record by a new one (the write path refuses a superseded one and
         an empty body); the successor keeps the old one's files."""
-        return write_path.supersede(
+        done = write_path.supersede(
             self.db, self.caller, record_id,
             Draft(type="", title=title, body=body, confidence="explicit"), rationale,
-            seen=seen).new
+            seen=seen)
+        self.note = done.note
+        return done.new
 
     def forgetting(self, record_id: str) -> tuple[Record, ...]:
         """The records forgetting ``record_id`` would make current again (the question names
@@ -80,13 +92,16 @@ class Writer:
     def forget(self, record_id: str) -> Forgotten:
         """Delete a record everywhere (the one destructive action; asked first)."""
         gone = write_path.forget(self.db, self.caller, record_id)
+        self.note = gone.note
         if self.undo_entry is not None and self.undo_entry.record_id == gone.record.id:
             self.undo_entry = None
         return gone
 
     def merge(self, pair: NearDuplicate, reason: str) -> Record:
         """Merge a near-duplicate pair: the older superseded by the newer."""
-        return write_path.merge(self.db, self.caller, pair, reason).new
+        done = write_path.merge(self.db, self.caller, pair, reason)
+        self.note = done.note
+        return done.new
 
     def step_confidence(self, record_id: str, step: int) -> Record | None:
         """One rung up (``step=1``) or down the confidence ladder; ``None`` at the end."""
@@ -104,6 +119,7 @@ class Writer:
             raise StoreError("nothing to undo since the browser opened")
         restored = write_path.change(self.db, self.caller, entry.record_id, title=entry.title,
                                      body=entry.body, pinned=entry.pinned,
-                                     confidence=entry.confidence, seen=entry.after).record
+                                     confidence=entry.confidence, seen=entry.after)
+        self.note = restored.note
         self.undo_entry = None
-        return entry.what, restored
+        return entry.what, restored.record

@@ -10,7 +10,7 @@ import pytest
 
 from agentctx.core import config
 from agentctx.install import apply_init, plan_init
-from agentctx.ops import doctor
+from agentctx.ops import doctor, mcp_probe
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
 from tests.install.conftest import LAUNCHER, PYTHON, load, run_cli, write
@@ -147,15 +147,15 @@ def test_latency_measurement_runs_the_command_and_checks_its_output(home: Path,
 def test_probe_detects_servers_that_do_not_speak_mcp(tmp_path: Path) -> None:
     chatty = _script(tmp_path / "chatty", "print('hello from the server')\n"
                      "import time; time.sleep(5)\n")
-    ok, outcome = doctor.probe_server(chatty, [], {}, timeout_s=5)
+    ok, outcome = mcp_probe.probe_server(chatty, [], {}, timeout_s=5)
     assert not ok and "other than JSON-RPC" in outcome
     dead = _script(tmp_path / "dead", "import sys; sys.stderr.write('boom: no config\\n')\n")
-    ok, outcome = doctor.probe_server(dead, [], {}, timeout_s=5)
+    ok, outcome = mcp_probe.probe_server(dead, [], {}, timeout_s=5)
     assert not ok and "boom: no config" in outcome
 
 
 def test_probe_completes_a_real_handshake_with_agentctx_mcp() -> None:
-    ok, outcome = doctor.probe_server(LAUNCHER, ["mcp"], {})
+    ok, outcome = mcp_probe.probe_server(LAUNCHER, ["mcp"], {})
     assert ok, outcome
     assert "agentctx" in outcome
 

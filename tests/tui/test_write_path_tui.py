@@ -5,6 +5,8 @@ the table with matching hits."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from textual.pilot import Pilot
 
@@ -128,3 +130,27 @@ def test_a_filtered_search_fills_the_table_with_matching_hits(demo_store: Demo) 
         assert set(pane.records) == inferred
 
     run(app_on(demo_store), steps)
+
+
+def test_a_write_whose_team_file_cannot_follow_says_so_and_holds(
+        demo_store: Demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(demo_store.folder, "init", "-q", "-b", "main")
+    monkeypatch.chdir(demo_store.folder)
+    with Store.open(demo_store.home / DB_NAME) as db:
+        team.turn_on(db, proj.get(db, demo_store.project_id), demo_store.folder)
+    path = demo_store.folder / team.TEAM_FILE
+    path.unlink()
+    os.mkfifo(path)  # a file agentctx refuses to write through
+    said: list[str] = []
+
+    async def steps(pilot: Pilot[None]) -> None:
+        record = await find(pilot, "Dramatiq")
+        assert not record.pinned
+        await pilot.press("p")
+        await settle(pilot)
+        said.extend(str(n.message) for n in pilot.app._notifications)
+
+    run(app_on(demo_store), steps)
+    assert any(m.startswith("pinned ") for m in said), said
+    assert any(m.startswith("team file not updated: ") for m in said), said
+    assert the(demo_store, DRAMATIQ).pinned

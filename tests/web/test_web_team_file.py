@@ -37,5 +37,6 @@ def test_a_pin_past_a_fifo_team_file_answers_at_once(site: Site, isolated_home: 
     start = time.monotonic()
     pinned = site.request("POST", f"/api/records/{site.data.style}/pin", {"pinned": True})
     assert pinned.status == 200 and time.monotonic() - start < 15
+    assert "fifo" in pinned.json()["note"].lower() or "regular file" in pinned.json()["note"]
     with Store.open(isolated_home / "agentctx.db") as db:
         assert team.status(db, project, project.root).state == "unusable"

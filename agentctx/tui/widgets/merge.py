@@ -117,6 +117,9 @@ class MergeScreen(ModalScreen[bool]):
         shorts = rec.short_ids(self.state.db, [pair.first.id, survivor.id])
         self.app.notify(f"merged: {shorts[pair.first.id]} superseded by {shorts[survivor.id]}",
                         timeout=3)
+        note = self.state.writer.take_note()
+        if note:  # the merge holds; the team file could not follow it
+            self.app.notify(f"team file not updated: {note}", severity="warning", timeout=8)
         self.action_skip()
 
     def action_keep_both(self) -> None:

@@ -289,7 +289,8 @@ async function write(path, body, reopen, show) {
   try {
     const data = await post(path, body);
     state.editing = false;
-    showError("");
+    // The write holds; a note says why the project's team file could not follow it.
+    showError(data.note ? `Saved, but the team file was not updated: ${data.note}` : "");
     await loadRecords(false);
     if (reopen) await openRecord(reopen);
     return data;
