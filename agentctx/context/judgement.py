@@ -44,7 +44,7 @@ from agentctx.core.budget import char_limit, pack, truncate
 from agentctx.core.lean import NamedTuple
 from agentctx.store import records as store_records
 from agentctx.store.db import Store
-from agentctx.store.models import Hit, Project, project_scope
+from agentctx.store.models import Hit, Project
 from agentctx.store.records import by_pks
 from agentctx.store.search import MAX_LIMIT, Query, search
 from agentctx.store.selection import Selection
@@ -302,20 +302,13 @@ def candidates(db: Store, project_id: str, prompt: str, knobs: Settings,
         return Candidates(fresh, None, None, len(terms), already)
     from agentctx.store import querymodel, vecside
 
-    side = querymodel.open_registered(db)
-    if side is None:
+    side = vecside.LeanVectors(db)
+    near = [(pk, cos) for pk, cos in side.nearest(
+        prompt, Selection(project_id=project_id, include_global=True),
+        VECTOR_CANDIDATES + min(len(seen), MAX_LIMIT)) if cos >= VECTOR_MIN_COSINE]
+    query, model = side.vector, side.model
+    if query is None or model is None:
         return Candidates(fresh, None, None, len(terms), already)
-    try:
-        query = side.encode(terms)
-        model = side.model
-    finally:
-        side.close()
-    if query is None:
-        return Candidates(fresh, None, None, len(terms), already)
-    scope = project_scope(project_id) or []
-    near = [(pk, cos) for pk, cos in vecside.nearest(
-        db, query, project_ids=scope, limit=VECTOR_CANDIDATES + min(len(seen), MAX_LIMIT))
-        if cos >= VECTOR_MIN_COSINE]
     records = by_pks(db, [pk for pk, _cos in near])
     near = [(pk, cos) for pk, cos in near if pk in records and records[pk].id not in seen]
     near = near[:VECTOR_CANDIDATES]

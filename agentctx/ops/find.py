@@ -5,10 +5,11 @@ only: ``agentctx search --keyword``), :func:`stored_vectors` (the query side fil
 store's vectors: the CLI, the TUI and the web view, which live for one command or one page),
 or a long-lived process's in-memory index (the MCP server's
 :class:`~agentctx.store.hybrid.IndexedVectors`). Every side selects and scores alike, so the same
-query gives the same hits, in the same order, on every face over the same store. The hook's
-per-prompt judgement stays on the store's keyword search (the hook path stops at the store); a
-lean vector side of its own plugs into :func:`~agentctx.store.hybrid.hybrid_search` like any
-other, and this entry takes it as it takes the others.
+query gives the same hits, in the same order, on every face over the same store. The hook's own
+side, :func:`hook_vectors` (:class:`agentctx.store.vecside.LeanVectors`: the standard-library
+vector lists, or vec0), is the one its per-prompt judgement asks for candidates by meaning;
+``agentctx preview``, the TUI's preview pane and the benchmarks run that same judgement, and
+this entry takes the side as it takes the others.
 
 Faces that search as the user types (the TUI and the web view) pass ``substrings``: when no
 record has a word of the text yet ("conn"), a substring scan finds "Connect".
@@ -23,6 +24,7 @@ from agentctx.store.db import Store
 from agentctx.store.hybrid import MIN_COSINE, StoredVectors, VectorSide, hybrid_search
 from agentctx.store.models import Hit
 from agentctx.store.search import Query
+from agentctx.store.vecside import LeanVectors
 
 
 class Found(NamedTuple):
@@ -58,3 +60,9 @@ def search(db: Store, query: Query, side: VectorSide | None = None, *,
 def stored_vectors(db: Store) -> VectorSide:
     """The vector side of a short-lived face: the query side file and the store's vectors."""
     return StoredVectors(db)
+
+
+def hook_vectors(db: Store) -> VectorSide:
+    """The hook's vector side: the prompt embedded by the query side file (standard library),
+    its nearest records by the vector lists (:mod:`agentctx.store.vecside`)."""
+    return LeanVectors(db)

@@ -1,7 +1,10 @@
 """The hook's vector side: a prompt's nearest records by meaning, with the standard library.
 
 One narrow interface, :func:`nearest` ``(db, vector, project_ids, limit) -> [(record pk,
-cosine)]``, best first, over current records only. Its backend is chosen once per process
+cosine)]``, best first, over current records only; :class:`LeanVectors` is the same side as a
+search's vector side (:class:`agentctx.store.hybrid.VectorSide`: a text in, the prompt embedded
+by the query side file), which the hook's judgement asks and the one search entry
+(:mod:`agentctx.ops.find`) takes like any other. Its backend is chosen once per process
 (:func:`backend_name`):
 
 * ``vec0`` — where this interpreter's ``sqlite3`` can load sqlite-vec, the ``records_vec`` index
@@ -36,6 +39,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 
 from agentctx.store.db import Store
+from agentctx.store.selection import Selection
 
 FORMAT = 3
 META_KEY = "vectors_lean"  # JSON: format, model, dim, seed, built (the change counter)
@@ -202,6 +206,33 @@ def ready(db: Store) -> tuple[bool, str]:
     if info is None or info.model != entry[0]:
         return False, "the vector lists are not built yet (run 'agentctx consolidate')"
     return True, backend_name()
+
+
+class LeanVectors:
+    """The hook's vector side for a search (:class:`agentctx.store.hybrid.VectorSide`): the text
+    embedded as the hook embeds a prompt (its query terms, by the store's query side file), its
+    nearest current records by :func:`nearest`. After a call, ``vector`` and ``model`` hold the
+    text's vector and the side file's model (``None`` without one) and ``note`` why not."""
+
+    def __init__(self, db: Store) -> None:
+        self.db = db
+        self.note = ""
+        self.vector: tuple[float, ...] | None = None
+        self.model: str | None = None
+
+    def nearest(self, text: str, selection: Selection, limit: int) -> list[tuple[int, float]]:
+        """The current records of the selection's projects nearest in meaning to ``text``
+        (every project with vector lists when the selection names none)."""
+        from agentctx.store import querymodel  # late: only a search with a vector side asks
+
+        self.vector, self.model, self.note = querymodel.embed_query(self.db, text)
+        if self.vector is None:
+            return []
+        scope = selection.projects()
+        if scope is None:
+            scope = [str(row[0]) for row in self.db.rows(
+                f"SELECT DISTINCT project_id FROM {LISTS} WHERE list_no = ?", (DIRECTORY,))]
+        return nearest(self.db, self.vector, project_ids=scope, limit=limit)
 
 
 def nearest(db: Store, vector: Sequence[float], *, project_ids: Sequence[str],

@@ -7,8 +7,10 @@ from pathlib import Path
 import pytest
 
 from agentctx.context import injection
+from agentctx.ops import find
 from agentctx.store import Store, projects, records, sessions
 from agentctx.store.models import Draft
+from agentctx.store.search import Query
 from agentctx.store.selection import Selection
 from tests.hooks.conftest import SESSION, at, payloads, run_hook
 from tests.support import shown
@@ -307,3 +309,7 @@ def test_a_record_is_found_by_meaning_from_the_moment_it_is_written(
                      if c["id"] == written)
     assert candidate["found_by"] == "meaning" and candidate["matched"] == []
     assert candidate["outcome"] in ("inject", "pointer")
+    with Store.open() as db:  # the one search entry takes the hook's side like any other
+        found = find.search(db, Query(prompt, Selection(project_id=pid, include_global=True)),
+                            find.hook_vectors(db))
+    assert found.mode == "hybrid" and written in [hit.record.id for hit in found.hits]
