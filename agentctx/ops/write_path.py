@@ -136,9 +136,13 @@ def change(db: Store, caller: Caller, ref: str, *, title: str | None = None,
            body: str | None = None, pinned: bool | None = None, confidence: str | None = None,
            seen: Fingerprint | None = None) -> Changed:
     """Correct a record in place (id kept; every old value audited with the caller's actor);
-    the team file follows only when something changed."""
+    the team file follows only when something changed. A superseded record's text is history:
+    a new title or body for one is refused (its pin and confidence can still change)."""
     with db.write():
         before = fresh(db, ref, seen)
+        if not before.current and (title is not None or body is not None):
+            raise InvalidRecord(f"record {before.id} is superseded; its text is history: "
+                                "edit the current version instead")
         after = rec.update(db, before.id, title=title, body=body, pinned=pinned,
                            confidence=confidence, actor=caller.actor)
     if fingerprint(after) == fingerprint(before):

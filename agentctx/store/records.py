@@ -386,7 +386,9 @@ def update(db: Store, ref: str, *, title: str | None = None, body: str | None = 
     """Change fields of a record in place, keeping its id; old values go to ``edits``.
 
     Meant for corrections (typos, pinning, confidence). A change of meaning should be a
-    :func:`supersede`. Superseded and archived records cannot be edited. A change of what the
+    :func:`supersede`. Archived records cannot be edited; superseded ones can (a team file's
+    import takes a teammate's edit of history), and the use-case layer refuses a new text for them
+    (:func:`agentctx.ops.write_path.change`). A change of what the
     team file shows (title, body) bumps the record's revision by one, or sets
     it to ``revision`` (an import taking a teammate's newer edit).
     """

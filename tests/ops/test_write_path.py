@@ -170,3 +170,20 @@ def test_merge_keeps_the_newer_with_the_olders_pin_links_and_the_callers_actor(
     note = rec.supersession_note(store, newer.id, older.id)
     assert note is not None and note.startswith("near-duplicate merged by tui")
     assert syncs == [str(repo)]
+
+
+def test_a_superseded_records_text_is_history_its_pin_is_not(
+        store: Store, shop: Project, repo: Path,  # noqa: F811
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    old = write_path.record(store, tui(repo), shop, Draft(type="decision", title="Use REST",
+                                                          body="JSON.")).record
+    write_path.supersede(store, tui(repo), old.id, Draft(type="", title="Use gRPC",
+                                                         body="Protobuf."), "faster")
+    syncs = count_team_syncs(monkeypatch)
+    for change in ({"title": "Use REST/JSON"}, {"body": "JSON, gzip."}):
+        with pytest.raises(InvalidRecord, match="superseded; its text is history"):
+            write_path.change(store, tui(repo), old.id, **change)
+    kept = rec.get(store, old.id)
+    assert (kept.title, kept.body) == ("Use REST", "JSON.") and syncs == []
+    assert rec.edits_of(store, old.id)[-1].field == "superseded_by"
+    assert write_path.pin(store, tui(repo), old.id, True).record.pinned
