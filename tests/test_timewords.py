@@ -129,3 +129,19 @@ def test_a_time_named_by_words_the_old_hints_missed_is_searched(
                   Query("what changed in the past few days?",
                         Selection(project_id="p", include_global=True)))
     assert [h.record.id for h in hits] == [fresh] and hits[0].dated
+
+
+def test_a_phrase_pattern_is_compiled_only_for_a_prompt_with_its_words(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compiling every phrase pattern costs a prompt hook ~2 ms; a prompt compiles only the
+    patterns whose words it holds, and finds the same window."""
+    from agentctx.core import timewords
+
+    monkeypatch.setattr(timewords, "_COMPILED", {})
+    assert read("why did we move billing from REST to gRPC?", NOW) is None
+    assert timewords._COMPILED == {}
+    found = read("how should the cache read its settings at start-up", NOW)
+    assert found is None and set(timewords._COMPILED) == {"start"}
+    window = read("what did we decide two weeks ago about billing?", NOW)
+    assert window is not None and window.phrase == "two weeks ago"
+    assert set(timewords._COMPILED) == {"start", "ago"}

@@ -44,24 +44,47 @@ _UNIT_DAYS = {"day": 1.0, "week": 7.0, "month": 30.4, "year": 365.0}
 
 _NUMBER = r"(\d{1,3}|a couple of|couple of|a few|an?|one|two|three|four|five|six|seven|eight" \
           r"|nine|ten|eleven|twelve|fifteen|twenty|thirty|couple|few|several)"
-_AGO = re.compile(rf"\b(?:about |around |roughly |some |like )?{_NUMBER}\s+(day|week|month|year)s?"
-                  r"\s+(?:ago|back|earlier|before)\b")
-_RELATIVE = re.compile(r"\b(this|last|past|previous)\s+(week|month|year)\b")
-_DAYS = re.compile(r"\b(the day before yesterday|yesterday|today|this morning|earlier today|"
-                   r"tonight|this afternoon)\b")
-_MONTH = re.compile(r"\b(?:(?:back |early |late |mid |middle of |end of |beginning of )?in |"
-                    r"during |since |from )(?:early |late |mid[- ]?)?(" +
-                    "|".join(list(_MONTHS) + sorted(_SHORT_MONTHS, key=len, reverse=True)) +
-                    r")\b(?:\s+(\d{4}))?")
-_RECENT = re.compile(r"\b(recently|lately|the other day|(?:the )?(?:last|past) (?:few|couple "
-                     r"of|couple) days|in the last few days|this past week)\b")
-_START = re.compile(r"\b(?:(?:at|from|near) the (?:very )?(?:start|beginning|outset)(?: of the "
-                    r"project)?|in the (?:very )?beginning|early on|when we (?:first )?started|"
-                    r"(?:in|during) the (?:very )?first (day|week|month|few weeks|couple of "
-                    r"weeks|two weeks|months?)(?: of the project)?|right at the start|"
-                    r"kick-?off)\b")
-_SINCE = re.compile(r"\bsince (?:the |our |we )?([a-z0-9][\w.\-]*(?: [a-z0-9][\w.\-]*){0,2})")
+# Each phrase's pattern, compiled only for a prompt holding one of the words it needs (compiling
+# all of them costs a prompt hook ~2 ms, and most prompts name no time).
+_SOURCES: dict[str, tuple[frozenset[str], str]] = {
+    "ago": (frozenset({"ago", "back", "earlier", "before"}),
+            rf"\b(?:about |around |roughly |some |like )?{_NUMBER}\s+(day|week|month|year)s?"
+            r"\s+(?:ago|back|earlier|before)\b"),
+    "relative": (frozenset({"week", "month", "year"}),
+                 r"\b(this|last|past|previous)\s+(week|month|year)\b"),
+    "days": (frozenset({"yesterday", "today", "morning", "tonight", "afternoon"}),
+             r"\b(the day before yesterday|yesterday|today|this morning|earlier today|"
+             r"tonight|this afternoon)\b"),
+    "month": (frozenset(_MONTHS) | frozenset(_SHORT_MONTHS),
+              r"\b(?:(?:back |early |late |mid |middle of |end of |beginning of )?in |"
+              r"during |since |from )(?:early |late |mid[- ]?)?(" +
+              "|".join(list(_MONTHS) + sorted(_SHORT_MONTHS, key=len, reverse=True)) +
+              r")\b(?:\s+(\d{4}))?"),
+    "recent": (frozenset({"recently", "lately", "day", "days", "week"}),
+               r"\b(recently|lately|the other day|(?:the )?(?:last|past) (?:few|couple "
+               r"of|couple) days|in the last few days|this past week)\b"),
+    "start": (frozenset({"start", "beginning", "outset", "early", "started", "first", "kickoff",
+                         "kick"}),
+              r"\b(?:(?:at|from|near) the (?:very )?(?:start|beginning|outset)(?: of the "
+              r"project)?|in the (?:very )?beginning|early on|when we (?:first )?started|"
+              r"(?:in|during) the (?:very )?first (day|week|month|few weeks|couple of "
+              r"weeks|two weeks|months?)(?: of the project)?|right at the start|"
+              r"kick-?off)\b"),
+    "since": (frozenset({"since"}),
+              r"\bsince (?:the |our |we )?([a-z0-9][\w.\-]*(?: [a-z0-9][\w.\-]*){0,2})"),
+}
+_COMPILED: dict[str, re.Pattern[str]] = {}
 
+
+def _search(name: str, words: set[str], text: str) -> re.Match[str] | None:
+    """The first match of phrase ``name`` in ``text`` (``None`` without one of its words)."""
+    needs, source = _SOURCES[name]
+    if needs.isdisjoint(words):
+        return None
+    pattern = _COMPILED.get(name)
+    if pattern is None:
+        pattern = _COMPILED[name] = re.compile(source)
+    return pattern.search(text)
 
 class TimeWindow(NamedTuple):
     """A span of ``valid_from`` dates a prompt points at (ISO bounds, end exclusive)."""
@@ -103,10 +126,13 @@ def _next_month(moment: datetime) -> datetime:
 def read(text: str, now: datetime) -> TimeWindow | None:
     """The window of the first time phrase in ``text`` (``None`` when it names no time)."""
     lowered = " ".join(text.lower().replace("\u2019", "'").split())
+    words = set(tokens(lowered))
+    if words.isdisjoint(TIME_WORDS):
+        return None
     now = now.astimezone(UTC)
     today = _midnight(now)
     found: list[tuple[int, TimeWindow]] = []
-    day = _DAYS.search(lowered)
+    day = _search("days", words, lowered)
     if day:
         word = day.group(1)
         if word == "yesterday":
@@ -116,7 +142,7 @@ def read(text: str, now: datetime) -> TimeWindow | None:
         else:
             window = _span(today, now + timedelta(seconds=1), word)
         found.append((day.start(), window))
-    ago = _AGO.search(lowered)
+    ago = _search("ago", words, lowered)
     if ago:
         word = ago.group(1)
         count = int(word) if word.isdigit() else _NUMBERS[word]
@@ -125,26 +151,26 @@ def read(text: str, now: datetime) -> TimeWindow | None:
         centre = now - timedelta(days=days)
         found.append((ago.start(), _span(centre - timedelta(days=slack),
                                          centre + timedelta(days=slack), ago.group(0))))
-    match = _RELATIVE.search(lowered)
+    match = _search("relative", words, lowered)
     if match:
         found.append((match.start(), _relative(match.group(1), match.group(2), now, today,
                                                match.group(0))))
-    match = _MONTH.search(lowered)
+    match = _search("month", words, lowered)
     if match and not (match.group(1) == "may" and not match.group(2)
                       and not re.search(r"\b(?:in|during|since) (?:early |late )?may\b"
                                         r"(?! (?:be|have|not|want|need))", lowered)):
         found.append((match.start(), _named_month(match.group(1), match.group(2), now,
                                                   match.group(0))))
-    match = _RECENT.search(lowered)
+    match = _search("recent", words, lowered)
     if match:
         back = 7 if "other day" in match.group(1) or "days" in match.group(1) else 14
         found.append((match.start(), _span(today - timedelta(days=back),
                                            now + timedelta(seconds=1), match.group(1))))
-    match = _START.search(lowered)
+    match = _search("start", words, lowered)
     if match:
         found.append((match.start(), TimeWindow("", "", match.group(0),
                                                 project_days=_start_days(match.group(1)))))
-    match = _SINCE.search(lowered)
+    match = _search("since", words, lowered)
     if match:
         after = [(start, w) for start, w in found if match.start() <= start <= match.end()]
         if after:  # "since last week", "since March": from that time until now
