@@ -180,9 +180,10 @@ def test_a_superseded_records_text_is_history_its_pin_is_not(
     write_path.supersede(store, tui(repo), old.id, Draft(type="", title="Use gRPC",
                                                          body="Protobuf."), "faster")
     syncs = count_team_syncs(monkeypatch)
-    for change in ({"title": "Use REST/JSON"}, {"body": "JSON, gzip."}):
-        with pytest.raises(InvalidRecord, match="superseded; its text is history"):
-            write_path.change(store, tui(repo), old.id, **change)
+    with pytest.raises(InvalidRecord, match="superseded; its text is history"):
+        write_path.change(store, tui(repo), old.id, title="Use REST/JSON")
+    with pytest.raises(InvalidRecord, match="superseded; its text is history"):
+        write_path.edit(store, tui(repo), old.id, body="JSON, gzip.")
     kept = rec.get(store, old.id)
     assert (kept.title, kept.body) == ("Use REST", "JSON.") and syncs == []
     assert rec.edits_of(store, old.id)[-1].field == "superseded_by"
