@@ -25,7 +25,7 @@ from agentctx.cli.common import (
 )
 from agentctx.context import already, judgement
 from agentctx.context.injection import gone_note
-from agentctx.context.judgement import CUT, INJECT, OUTCOMES, POINTER, STATED
+from agentctx.context.judgement import CUT, INJECT, OUTCOMES, POINTER, POINTER_FLOOR, STATED
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
 from agentctx.core.hooklog import log_problem
@@ -146,8 +146,9 @@ def _preview_text(project_name: str, settings: dict[str, Any], verdicts: list[Ve
                   left: dict[str, str]) -> str:
     """The preview for people: the knobs, one line pair per candidate, the total and, with
     ``show_text``, the exact text injected."""
-    lines = [f"{project_name}: in full from probability {settings['full_confidence']:.2f}, "
-             f"pointers from {settings['pointer_confidence']:.2f}, at most "
+    lines = [f"{project_name}: something is shown once the best candidate reaches probability "
+             f"{settings['pointer_confidence']:.2f}; then in full from "
+             f"{settings['full_confidence']:.2f}, as a pointer from {POINTER_FLOOR:.2f}; at most "
              f"{settings['max_records']} records, semantic check {settings['semantic_check']}"]
     if not verdicts:
         lines.append("no record matches any word of the prompt")

@@ -58,9 +58,9 @@ class PreviewPane(Pane):
         project = self.state.project
         knobs = judgement.settings(self.state.cfg)
         self.query_one("#preview-knobs", Static).update(
-            f"in full from p {knobs.full_confidence:.2f}, as a pointer from "
-            f"{knobs.pointer_confidence:.2f} · at most {knobs.max_records} records · "
-            f"{knobs.max_tokens} tokens · a fresh session")
+            f"shown once the best reaches p {knobs.pointer_confidence:.2f}: in full from "
+            f"{knobs.full_confidence:.2f}, a pointer from {judgement.POINTER_FLOOR:.2f} · at most "
+            f"{knobs.max_records} records · {knobs.max_tokens} tokens · a fresh session")
         self.query_one(PaneTitle).set_text(
             f"Preview · {project.name if project else 'no project'} · what the per-prompt hook "
             "would inject, and why")
