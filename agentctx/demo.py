@@ -13,10 +13,8 @@ one estimator on the text that would have been injected.
 
 from __future__ import annotations
 
-import os
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
 from itertools import pairwise
@@ -28,7 +26,7 @@ from agentctx.consolidate.duplicates import docs_for, document_frequency, lexica
 from agentctx.context import already, digest, judgement, project_profile
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
-from agentctx.core.ids import NOW_ENV, now_iso, to_iso
+from agentctx.core.ids import clock_at, now_iso
 from agentctx.core.ids import now as clock_now
 from agentctx.core.redact import redact
 from agentctx.store import graph, ledger, projects, records, sessions, upkeep
@@ -252,21 +250,6 @@ def _ago(now: datetime, days: int, hours: int = 10) -> datetime:
     """``hours`` past midnight (UTC), ``days`` days before ``now``'s day."""
     midnight = now.replace(hour=0, minute=0, second=0, microsecond=0)
     return midnight - timedelta(days=days) + timedelta(hours=hours)
-
-
-@contextmanager
-def clock_at(moment: datetime) -> Iterator[None]:
-    """agentctx's one clock (``AGENTCTX_NOW``) at ``moment`` while what happened then is
-    written; the clock as it was afterwards."""
-    before = os.environ.get(NOW_ENV)
-    os.environ[NOW_ENV] = to_iso(moment)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(NOW_ENV, None)
-        else:
-            os.environ[NOW_ENV] = before
 
 
 def _draft(spec: Spec, session_id: str | None = None) -> Draft:

@@ -35,7 +35,7 @@ from agentctx.benchmarks.fts_baseline import Fts5Baseline
 from agentctx.context import judgement
 from agentctx.core import config
 from agentctx.core.budget import estimate_tokens
-from agentctx.core.ids import to_iso
+from agentctx.core.ids import clock_at, to_iso
 from agentctx.store import projects, records
 from agentctx.store.db import Store
 from agentctx.store.errors import InvalidRecord
@@ -283,7 +283,7 @@ def run(path: Path, *, limit: int | None = None, model_path: str | None = None,
 
 def _one(question: Question, cfg: config.Config,
          embedder: retrieval.Embedder | retrieval.Unavailable) -> Result:
-    with retrieval.clock_at(question.date):
+    with clock_at(question.date):
         return _scored(question, cfg, embedder)
 
 

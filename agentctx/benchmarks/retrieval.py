@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import datetime
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from agentctx.consolidate.run import consolidate as run_consolidation
 from agentctx.context import judgement
 from agentctx.core import budget, config
-from agentctx.core.ids import NOW_ENV, to_iso
 from agentctx.ml.embedder import embedding_text, load_model, query_text
 from agentctx.store import vectors
 from agentctx.store.db import Store
@@ -81,24 +78,6 @@ def keyword_search(db: Store, text: str, project_id: str, *, limit: int = 10,
                         Selection(project_id=project_id, include_global=True,
                                   state=("all" if include_superseded else "current")),
                         limit=limit))
-
-
-@contextmanager
-def clock_at(moment: datetime | None) -> Iterator[None]:
-    """Within the block, agentctx's clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes
-    for ``None``), as a user asking on that day would see it."""
-    if moment is None:
-        yield
-        return
-    before = os.environ.get(NOW_ENV)
-    os.environ[NOW_ENV] = to_iso(moment)
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(NOW_ENV, None)
-        else:
-            os.environ[NOW_ENV] = before
 
 
 def timed(call: Callable[[], T]) -> tuple[T, float]:

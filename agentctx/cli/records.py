@@ -27,6 +27,7 @@ from agentctx.ops.edit_text import EditorError
 from agentctx.ops.edit_text import edit_in_editor as run_editor
 from agentctx.store import chains, details
 from agentctx.store import records as rec
+from agentctx.store.db import Store
 from agentctx.store.models import RECORD_TYPES, Draft, Project, Record
 from agentctx.store.projects import of_folder
 from agentctx.store.search import Query
@@ -265,17 +266,22 @@ def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
     """Delete a record everywhere (for a leaked secret or a mistake). Cannot be undone. When it
     had replaced an older version, that version becomes current again: the question says so."""
     with open_store() as db:
-        record, again = write_path.forgetting(db, record_id)
-        question = f"Forget {record.id} ({record.type}: {record.title!r}) everywhere?"
-        if again:
-            question += " " + current_again_line(again)
-        if not yes and not typer.confirm(question + " This cannot be undone", default=False):
-            fail("nothing forgotten")
-        gone = write_path.forget(db, caller(), record.id)
+        typer.echo(forget_asking(db, write_path.forgetting(db, record_id)[0], yes))
+
+
+def forget_asking(db: Store, record: Record, yes: bool) -> str:
+    """Forget ``record`` through the write path once the user says yes (or ``yes``): the
+    question names what becomes current again; returns what was done, in lines."""
+    _, again = write_path.forgetting(db, record.id)
+    question = f"Forget {record.id} ({record.type}: {record.title!r}) everywhere?"
+    if again:
+        question += " " + current_again_line(again)
+    if not yes and not typer.confirm(question + " This cannot be undone", default=False):
+        fail("nothing forgotten")
+    gone = write_path.forget(db, caller(), record.id)
     say_note(gone.note)
-    typer.echo(f"forgot {gone.record.id}")
-    if gone.current_again:
-        typer.echo(current_again_line(gone.current_again))
+    return f"forgot {gone.record.id}" + (
+        f"\n{current_again_line(gone.current_again)}" if gone.current_again else "")
 
 
 def current_again_line(records: tuple[Record, ...]) -> str:

@@ -26,7 +26,7 @@ from agentctx.cli.common import (
     print_json,
     say_note,
 )
-from agentctx.cli.records import current_again_line
+from agentctx.cli.records import forget_asking
 from agentctx.consolidate.truth import check_paths
 from agentctx.context.injection import gone_note
 from agentctx.ops import write_path
@@ -110,17 +110,7 @@ def _resolve(db: Store, project: Project, keep: str | None, forget: str | None,
         return f"kept {record.id}: not flagged again while {', '.join(state.gone) or 'its paths'}" \
                f" {'is' if len(state.gone) == 1 else 'are'} gone"
     if forget:
-        record = _stale_one(db, project, forget)
-        _, again = write_path.forgetting(db, record.id)
-        question = f"Forget {record.id} ({record.type}: {record.title!r}) everywhere?"
-        if again:
-            question += " " + current_again_line(again)
-        if not yes and not typer.confirm(question + " This cannot be undone", default=False):
-            fail("nothing forgotten")
-        gone = write_path.forget(db, caller(), record.id)
-        say_note(gone.note)
-        return f"forgot {gone.record.id}" + (
-            f"\n{current_again_line(gone.current_again)}" if gone.current_again else "")
+        return forget_asking(db, _stale_one(db, project, forget), yes)
     assert supersede is not None
     record = _stale_one(db, project, supersede)
     draft = Draft(type="", title=title or "", body=body or "", confidence="explicit")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -48,6 +50,24 @@ def now() -> datetime:
         except ValueError:
             pass
     return datetime.now(UTC)
+
+
+@contextmanager
+def clock_at(moment: datetime | None) -> Iterator[None]:
+    """Within the block the one clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes for
+    ``None``): what is written and asked then sees that day. The clock is as it was afterwards."""
+    if moment is None:
+        yield
+        return
+    before = os.environ.get(NOW_ENV)
+    os.environ[NOW_ENV] = to_iso(moment)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(NOW_ENV, None)
+        else:
+            os.environ[NOW_ENV] = before
 
 
 def now_iso() -> str:

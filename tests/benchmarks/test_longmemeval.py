@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from agentctx.benchmarks import fts_baseline, longmemeval, retrieval
+from agentctx.core.ids import clock_at
 from agentctx.store import Store
 from tests.benchmarks.conftest import wants_slow
 from tests.conftest import SHARED
@@ -236,6 +237,6 @@ def test_each_question_is_scored_on_its_own_date(tiny_file: Path) -> None:
 
     [first, *_] = longmemeval.load(tiny_file)
     assert first.date is not None
-    with retrieval.clock_at(first.date):
+    with clock_at(first.date):
         assert now() == first.date
     assert NOW_ENV not in __import__("os").environ or now() != first.date
