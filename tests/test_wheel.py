@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -160,7 +161,9 @@ def test_the_wheel_installs_clean_and_works(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=180, check=False)
     assert hook.returncode == 0 and hook.stderr == ""
     document: dict[str, Any] | None = check_contract(hook.stdout)
-    assert document and record_id in document["hookSpecificOutput"]["additionalContext"]
+    assert document is not None  # the digest names the record by its short id
+    shown = re.findall(r"\[([0-9A-Z]{8,26})\]", document["hookSpecificOutput"]["additionalContext"])
+    assert any(record_id.startswith(short) for short in shown), shown
     prompt = at(payloads("UserPromptSubmit")[0], project,
                 prompt="Which database does the orders service use, PostgreSQL?")
     turn = _run(venv_bin, "hook", "prompt", env=env, cwd=project, stdin=json.dumps(prompt))
