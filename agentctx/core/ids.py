@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -52,22 +50,27 @@ def now() -> datetime:
     return datetime.now(UTC)
 
 
-@contextmanager
-def clock_at(moment: datetime | None) -> Iterator[None]:
+class clock_at:  # a lower-case name: it reads as a function, ``with clock_at(moment):``
     """Within the block the one clock reads ``moment`` (``AGENTCTX_NOW``; nothing changes for
-    ``None``): what is written and asked then sees that day. The clock is as it was afterwards."""
-    if moment is None:
-        yield
-        return
-    before = os.environ.get(NOW_ENV)
-    os.environ[NOW_ENV] = to_iso(moment)
-    try:
-        yield
-    finally:
-        if before is None:
+    ``None``): what is written and asked then sees that day. The clock is as it was afterwards.
+    (A class, not ``contextlib``: this module is on the hook path, which skips contextlib.)"""
+
+    def __init__(self, moment: datetime | None) -> None:
+        self.moment = moment
+        self.before: str | None = None
+
+    def __enter__(self) -> None:
+        if self.moment is not None:
+            self.before = os.environ.get(NOW_ENV)
+            os.environ[NOW_ENV] = to_iso(self.moment)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.moment is None:
+            return
+        if self.before is None:
             os.environ.pop(NOW_ENV, None)
         else:
-            os.environ[NOW_ENV] = before
+            os.environ[NOW_ENV] = self.before
 
 
 def now_iso() -> str:
