@@ -266,13 +266,13 @@ def forget(record_id: str = typer.Argument(..., help="Record id or prefix."),
     """Delete a record everywhere (for a leaked secret or a mistake). Cannot be undone. When it
     had replaced an older version, that version becomes current again: the question says so."""
     with open_store() as db:
-        typer.echo(forget_asking(db, write_path.forgetting(db, record_id)[0], yes))
+        typer.echo(forget_asking(db, record_id, yes))
 
 
-def forget_asking(db: Store, record: Record, yes: bool) -> str:
-    """Forget ``record`` through the write path once the user says yes (or ``yes``): the
-    question names what becomes current again; returns what was done, in lines."""
-    _, again = write_path.forgetting(db, record.id)
+def forget_asking(db: Store, ref: str, yes: bool) -> str:
+    """Forget the record ``ref`` names through the write path once the user says yes (or
+    ``yes``): the question names what becomes current again; returns what was done, in lines."""
+    record, again = write_path.forgetting(db, ref)
     question = f"Forget {record.id} ({record.type}: {record.title!r}) everywhere?"
     if again:
         question += " " + current_again_line(again)

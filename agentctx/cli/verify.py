@@ -110,7 +110,7 @@ def _resolve(db: Store, project: Project, keep: str | None, forget: str | None,
         return f"kept {record.id}: not flagged again while {', '.join(state.gone) or 'its paths'}" \
                f" {'is' if len(state.gone) == 1 else 'are'} gone"
     if forget:
-        return forget_asking(db, _stale_one(db, project, forget), yes)
+        return forget_asking(db, _stale_one(db, project, forget).id, yes)
     assert supersede is not None
     record = _stale_one(db, project, supersede)
     draft = Draft(type="", title=title or "", body=body or "", confidence="explicit")
