@@ -120,17 +120,25 @@ def fork_parent(ctx: HookContext) -> str | None:
     copied conversation's last response was (``seconds_since_last_response``) and writes the
     fork's transcript beside its parent's. The parent is the session of this project, with its
     transcript in the same folder, whose last prompt came before that moment and most recently
-    so, within :data:`FORK_TURN_MAX_S` (``None`` when none fits: nothing is copied)."""
+    so, within :data:`FORK_TURN_MAX_S`; when none came before it, the first within
+    :data:`FORK_SLACK_S` after it (``None`` when none fits: nothing is copied)."""
     waited = ctx.payload.get("seconds_since_last_response")
     transcript = ctx.transcript_path
     if not isinstance(waited, int | float) or isinstance(waited, bool) or waited < 0 \
             or transcript is None:
         return None
     answered = clock_now() - timedelta(seconds=float(waited))
-    return sessions.latest_before(
-        ctx.store(), ctx.resolved().project.id, os.path.dirname(transcript), ctx.session_id,
-        before=to_iso(answered + timedelta(seconds=FORK_SLACK_S)),
+    db, project_id, folder = ctx.store(), ctx.resolved().project.id, os.path.dirname(transcript)
+    # Whole seconds blur the moment. The session whose last prompt came last at or before it is
+    # the parent; failing that, the first one within the slack after it (a later one there is
+    # another session begun just after the copied conversation's last response).
+    parent = sessions.latest_before(
+        db, project_id, folder, ctx.session_id, before=to_iso(answered),
         after=to_iso(answered - timedelta(seconds=FORK_TURN_MAX_S)))
+    return parent or sessions.latest_before(
+        db, project_id, folder, ctx.session_id,
+        before=to_iso(answered + timedelta(seconds=FORK_SLACK_S)), after=to_iso(answered),
+        earliest=True)
 
 
 def _just_recorded(ctx: HookContext, source: str) -> bool:

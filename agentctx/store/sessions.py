@@ -117,10 +117,10 @@ def append_meta(db: Store, session_id: str, key: str, value: object, keep: int) 
 
 
 def latest_before(db: Store, project_id: str, transcript_folder: str, other_than: str, *,
-                  before: str, after: str) -> str | None:
+                  before: str, after: str, earliest: bool = False) -> str | None:
     """The session of ``project_id`` (not ``other_than``) with its transcript in
     ``transcript_folder`` whose last kept prompt came most recently at or before ``before`` and
-    after ``after`` (ISO times), or ``None``."""
+    after ``after`` (ISO times) — the first after ``after`` with ``earliest`` —, or ``None``."""
     rows = db.rows("SELECT session_id, json_extract(meta, '$.prompts[#-1].at') FROM sessions "
                    "WHERE project_id = ? AND session_id != ? AND transcript_path >= ? "
                    "AND transcript_path < ? ORDER BY started_at DESC LIMIT 50",
@@ -128,7 +128,9 @@ def latest_before(db: Store, project_id: str, transcript_folder: str, other_than
                     transcript_folder.rstrip("/") + "0"))
     fits = [(str(row[1]), str(row[0])) for row in rows
             if isinstance(row[1], str) and after <= row[1] <= before]
-    return max(fits)[1] if fits else None
+    if not fits:
+        return None
+    return (min(fits) if earliest else max(fits))[1]
 
 
 def recent_prompts(db: Store, project_id: str, limit: int = 20) -> list[str]:
